@@ -1,0 +1,86 @@
+import type { Endpoint } from "./endpoints.ts";
+import type { LoadResult } from "./loadWorker.ts";
+
+export type Measured = { endpoint: Endpoint; result: LoadResult };
+
+export type Verdict = {
+  measured: Measured;
+  /** the ceiling of the most similar body size, and this endpoint's req/s as a share of it */
+  ceiling: Measured | null;
+  ratio: number | null;
+  /** PASS, MISS (a target missed), ERROR (non-2xx answers or socket errors: the figures are not valid) */
+  status: "PASS" | "MISS" | "ERROR" | "-";
+  misses: string[];
+};
+
+/** The ceiling whose mean response size is closest to `m`'s (on a log scale). */
+function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | null {
+  let best: Measured | null = null;
+  for (const c of ceilings) {
+    const d = Math.abs(Math.log(c.result.bytesPerResponse / m.result.bytesPerResponse));
+    if (!best || d < Math.abs(Math.log(best.result.bytesPerResponse / m.result.bytesPerResponse))) best = c;
+  }
+  return best;
+}
+
+/** Check every measured endpoint against its targets. */
+export function judge(all: readonly Measured[]): Verdict[] {
+  const ceilings = all.filter((m) => m.endpoint.ceiling);
+  return all.map((m) => {
+    const failed = m.result.non2xx > 0 || m.result.errors > 0 || m.result.requests === 0;
+    if (m.endpoint.ceiling)
+      return { measured: m, ceiling: null, ratio: null, status: failed ? "ERROR" : "-", misses: [] };
+    const ceiling = nearestCeiling(m, ceilings);
+    const ratio = ceiling ? m.result.requestsPerSecond / ceiling.result.requestsPerSecond : null;
+    const misses: string[] = [];
+    const { p99TargetMs, minCeilingRatio } = m.endpoint;
+    if (p99TargetMs !== null && m.result.p99 > p99TargetMs)
+      misses.push(`p99 ${m.result.p99} ms > ${p99TargetMs} ms`);
+    if (minCeilingRatio !== null && ratio !== null && ratio < minCeilingRatio) {
+      misses.push(`${(ratio * 100).toFixed(0)}% of the ceiling < ${minCeilingRatio * 100}%`);
+    }
+    const status = failed ? "ERROR" : misses.length > 0 ? "MISS" : "PASS";
+    return { measured: m, ceiling, ratio, status, misses };
+  });
+}
+
+/** The results table printed by `npm run bench:api` (markdown, so it can be pasted into the docs). */
+export function formatTable(verdicts: readonly Verdict[]): string {
+  const head = ["endpoint", "req/s", "p50 ms", "p99 ms", "max ms", "bytes", "vs ceiling", "target", "result"];
+  const rows = verdicts.map((v) => {
+    const r = v.measured.result;
+    const e = v.measured.endpoint;
+    const targets = [
+      ...(e.p99TargetMs === null ? [] : [`p99<=${e.p99TargetMs}`]),
+      ...(e.minCeilingRatio === null ? [] : [`>=${e.minCeilingRatio * 100}%`]),
+    ];
+    return [
+      e.label,
+      r.requestsPerSecond.toFixed(0),
+      String(r.p50),
+      String(r.p99),
+      String(r.max),
+      r.bytesPerResponse.toFixed(0),
+      v.ratio === null
+        ? "-"
+        : `${(v.ratio * 100).toFixed(0)}% (${v.ceiling?.endpoint.key === "ceilingTx" ? "tx" : "page"})`,
+      targets.join(", ") || "-",
+      v.status,
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (i === 0 || i >= 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 || i >= 7 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+  const notes = verdicts.flatMap((v) => {
+    const r = v.measured.result;
+    const out = v.misses.map((m) => `  MISS  ${v.measured.endpoint.label}: ${m}`);
+    if (v.status === "ERROR") {
+      out.push(
+        `  ERROR ${v.measured.endpoint.label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts of ${r.requests}`,
+      );
+    }
+    return out;
+  });
+  return [line(head), rule, ...rows.map(line), ...(notes.length > 0 ? ["", ...notes] : [])].join("\n");
+}

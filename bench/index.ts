@@ -1,0 +1,187 @@
+/**
+ * `npm run bench:index` — how fast protoscan backfills, against the floor any indexer pays.
+ *
+ * Builds one anvil chain with N mixed protocol transactions, then runs each phase against it in its own
+ * process (so peak RSS is per phase): (a) a bare viem fetch of the same logs, transactions and receipts;
+ * (b) protoscan's backfill into PGlite on disk and in memory://; (c) into a fresh PostgreSQL database when
+ * DATABASE_URL is set. Prints transactions/s, the ratio b/a, JSON-RPC requests and Alchemy compute units per
+ * transaction, peak RSS, and PASS/MISS per target. See docs/performance.md.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import type { Anvil } from "../src/demo/anvil.ts";
+import { errorMessage } from "../src/internal/errors.ts";
+import { type PhaseName, parseBenchArgs } from "./benchArgs.ts";
+import { buildChain, writeBenchChain } from "./buildChain.ts";
+import {
+  type CreateResult,
+  medianRun,
+  type PhaseResult,
+  readCreateResult,
+  readPhaseResult,
+} from "./phaseResult.ts";
+import { formatReport } from "./report.ts";
+
+const PHASE_SCRIPT = fileURLToPath(new URL("./indexPhase.ts", import.meta.url));
+const REPO_ROOT = dirname(dirname(PHASE_SCRIPT));
+
+const children = new Set<ChildProcess>();
+let anvil: Anvil | undefined;
+let work: string | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+
+async function cleanup(): Promise<void> {
+  for (const child of children) child.kill("SIGTERM");
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
+  await anvil?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+/** Run `node --import tsx bench/indexPhase.ts <args>` and wait for it to exit successfully. */
+async function runChild(label: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const child = spawn(process.execPath, ["--import", "tsx", PHASE_SCRIPT, ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  children.add(child);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (c) => resolve(c));
+  });
+  children.delete(child);
+  if (code !== 0) throw new Error(`${label} failed (exit code ${code})`);
+}
+
+/**
+ * Run one phase in child processes of its own and read its result. pglite-disk takes two: one creates and
+ * migrates the data directory, the next backfills into it (the peak RSS of each is reported).
+ */
+async function runPhase(
+  phase: PhaseName,
+  args: { chainFile: string; dir: string; floorConcurrency: number; databaseUrl?: string },
+): Promise<PhaseResult> {
+  const out = join(args.dir, `${phase}.json`);
+  const argv = ["--phase", phase, "--chain", args.chainFile, "--out", out];
+  argv.push("--floor-concurrency", String(args.floorConcurrency));
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  if (args.databaseUrl) env.DATABASE_URL = args.databaseUrl;
+  let create: CreateResult | undefined;
+  if (phase === "pglite-disk") {
+    const dataDir = join(args.dir, "pglite");
+    argv.push("--data-dir", dataDir);
+    const createOut = join(args.dir, "pglite-create.json");
+    await runChild(
+      `creating ${dataDir}`,
+      ["--phase", phase, "--data-dir", dataDir, "--out", createOut, "--create-only"],
+      env,
+    );
+    create = await readCreateResult(createOut);
+  }
+  await runChild(`phase ${phase}`, argv, env);
+  const result = await readPhaseResult(out);
+  return create ? { ...result, create } : result;
+}
+
+/** A fresh database on the DATABASE_URL server, dropped by the returned cleanup. */
+async function freshPostgresDatabase(serverUrl: string): Promise<string> {
+  const name = `protoscan_bench_${randomBytes(4).toString("hex")}`;
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: serverUrl, application_name: "protoscan-bench" });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE "${name}"`);
+  cleanups.push(() => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  const serverUrl = process.env.DATABASE_URL || undefined;
+  const phases = args.phases ?? [
+    "floor",
+    "pglite-disk",
+    "pglite-memory",
+    ...(serverUrl ? (["postgres"] as const) : []),
+  ];
+  work = await mkdtemp(join(tmpdir(), "protoscan-bench-"));
+  process.stdout.write(`building the chain: ${args.count} transactions, ${args.perBlock} per block…\n`);
+  const built = await buildChain({ count: args.count, perBlock: args.perBlock });
+  anvil = built.anvil;
+  const chainFile = join(work, "chain.json");
+  await writeBenchChain(chainFile, built.chain);
+
+  // Rounds interleave the phases, so that a burst of load on a shared machine hits all of them alike.
+  const runs = new Map<PhaseName, PhaseResult[]>(phases.map((p) => [p, []]));
+  const load = [loadavg()[0] ?? 0];
+  for (let round = 1; round <= args.rounds; round++) {
+    const dir = join(work, `round-${round}`);
+    await mkdir(dir);
+    for (const phase of phases) {
+      process.stdout.write(`round ${round}/${args.rounds}: phase ${phase}…\n`);
+      let databaseUrl: string | undefined;
+      if (phase === "postgres") {
+        if (!serverUrl) throw new Error("the postgres phase needs DATABASE_URL");
+        databaseUrl = await freshPostgresDatabase(serverUrl);
+      }
+      const result = await runPhase(phase, {
+        chainFile,
+        dir,
+        floorConcurrency: args.floorConcurrency,
+        ...(databaseUrl ? { databaseUrl } : {}),
+      });
+      runs.get(phase)?.push(result);
+    }
+    await rm(dir, { recursive: true, force: true });
+    load.push(loadavg()[0] ?? 0);
+  }
+  const results = phases.map((phase) => medianRun(runs.get(phase) ?? []));
+
+  process.stdout.write(`\n${formatReport(built.chain, results)}\n`);
+  process.stdout.write(
+    `\nmachine: ${cpus().length} CPUs, node ${process.version}; 1-minute load average ${load.map((l) => l.toFixed(1)).join(" -> ")}\n`,
+  );
+  const floor = results.find((r) => r.phase === "floor");
+  const mismatched = results.filter((r) => floor && r.transactions !== floor.transactions);
+  for (const r of mismatched) {
+    process.stdout.write(
+      `WARNING ${r.phase} stored ${r.transactions} transactions, the floor fetched ${floor?.transactions}\n`,
+    );
+  }
+  if (args.jsonPath) {
+    const machine = { cpus: cpus().length, node: process.version, loadAverage: load };
+    await writeFile(
+      args.jsonPath,
+      JSON.stringify({ date: new Date().toISOString(), machine, chain: built.chain, results }, null, 2),
+    );
+  }
+  if (mismatched.length > 0) process.exitCode = 1;
+}
+
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`bench:index failed: ${errorMessage(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

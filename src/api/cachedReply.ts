@@ -1,0 +1,25 @@
+import type { FastifyReply } from "fastify";
+import type { ResponseCache } from "./createResponseCache.ts";
+
+/** The Content-Type Fastify gives a serialized object: a cached body is sent with the same one. */
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/**
+ * Answer from `cache` when it holds `key`; else `read()`, serialize the result with the route's response
+ * schema (as Fastify would), keep it and send it. Without a cache, `read()`'s result is returned as usual.
+ * Errors thrown by `read` (404s, 400s) reach the error handler and are never kept.
+ */
+export async function cachedReply<T>(
+  reply: FastifyReply,
+  cache: ResponseCache | null,
+  key: string,
+  read: () => Promise<T>,
+): Promise<T | FastifyReply> {
+  if (!cache) return read();
+  const hit = cache.get(key);
+  if (hit !== undefined) return reply.type(JSON_TYPE).send(hit);
+  const version = cache.version();
+  const body = String(reply.serialize(await read()));
+  cache.set(key, body, version);
+  return reply.type(JSON_TYPE).send(body);
+}

@@ -1,0 +1,64 @@
+import { describe, expect, test } from "vitest";
+import { createResponseCache } from "./createResponseCache.ts";
+
+describe("createResponseCache", () => {
+  test("default: a body is kept until invalidated", () => {
+    const cache = createResponseCache({ maxEntries: 10 });
+    expect(cache.get("a")).toBeUndefined();
+    cache.set("a", '{"n":1}', cache.version());
+    expect(cache.get("a")).toBe('{"n":1}');
+    cache.invalidate();
+    expect(cache.get("a")).toBeUndefined();
+    expect(cache.stats()).toEqual({ entries: 0, hits: 1, misses: 2 });
+  });
+
+  test("behavior: a body read before an invalidation is not kept after it", () => {
+    const cache = createResponseCache({ maxEntries: 10 });
+    const version = cache.version();
+    // … the read runs; meanwhile a commit's event arrives …
+    cache.invalidate();
+    cache.set("a", "stale", version);
+    expect(cache.get("a")).toBeUndefined();
+    cache.set("a", "fresh", cache.version());
+    expect(cache.get("a")).toBe("fresh");
+  });
+
+  test("args: maxEntries drops the oldest body", () => {
+    const cache = createResponseCache({ maxEntries: 2 });
+    for (const key of ["a", "b", "c"]) cache.set(key, key, cache.version());
+    expect([cache.get("a"), cache.get("b"), cache.get("c")]).toEqual([undefined, "b", "c"]);
+    cache.set("b", "b2", cache.version());
+    expect(cache.stats().entries).toBe(2);
+    expect(cache.get("b")).toBe("b2");
+  });
+
+  test("default: through reads once and keeps the value until invalidated", async () => {
+    const cache = createResponseCache<{ n: number }>({ maxEntries: 10 });
+    let reads = 0;
+    const read = async () => ({ n: ++reads });
+    expect(await cache.through("a", read)).toEqual({ n: 1 });
+    expect(await cache.through("a", read)).toEqual({ n: 1 });
+    cache.invalidate();
+    expect(await cache.through("a", read)).toEqual({ n: 2 });
+  });
+
+  test("behavior: through does not keep a value read across an invalidation", async () => {
+    const cache = createResponseCache<number>({ maxEntries: 10 });
+    const pending = cache.through("a", async () => {
+      cache.invalidate();
+      return 1;
+    });
+    expect(await pending).toBe(1);
+    expect(cache.get("a")).toBeUndefined();
+  });
+
+  test("args: maxAgeMs bounds how long a body is kept without an event", () => {
+    let clock = 0;
+    const cache = createResponseCache({ maxEntries: 10, maxAgeMs: 1000, now: () => clock });
+    cache.set("a", "body", cache.version());
+    clock = 1000;
+    expect(cache.get("a")).toBe("body");
+    clock = 1001;
+    expect(cache.get("a")).toBeUndefined();
+  });
+});

@@ -1,0 +1,41 @@
+import { CURSOR_NAME } from "../indexer/createIndexer.ts";
+import { getCursor } from "../store/indexerState.ts";
+import type { AppDeps } from "./buildApp.ts";
+import { createTtlCache } from "./createTtlCache.ts";
+import type { IndexerJson } from "./schemas/stats.ts";
+
+const HEAD_CACHE_MS = 5000;
+
+/**
+ * The `indexer` section of `/api/stats` and `/api/overview`. In a process that runs the polling indexer it
+ * is the indexer's own status; in an `--role api` process it is the committed cursor (and the time it last
+ * advanced as `lastRunAt`) with the node's head, read at most every 5 s and null while the node is down.
+ */
+export function createIndexerProgress(deps: AppDeps): () => Promise<IndexerJson> {
+  const head = createTtlCache<"head", number | null>({ ttlMs: HEAD_CACHE_MS });
+  const readHead = () =>
+    head.get("head", async () => {
+      try {
+        return Number(await deps.chain.client.getBlockNumber({ cacheTime: 0 }));
+      } catch {
+        return null;
+      }
+    });
+
+  return async () => {
+    const status = deps.indexer?.status();
+    const cursor =
+      status?.indexedBlock === null || status?.indexedBlock === undefined
+        ? await getCursor(deps.database.db, CURSOR_NAME)
+        : null;
+    const indexedBlock = status?.indexedBlock ?? cursor?.blockNumber ?? null;
+    const chainHead = status?.chainHead ?? (await readHead());
+    const lastRunAt = status ? status.lastRunAt : (cursor?.updatedAt ?? null);
+    return {
+      chainHead,
+      indexedBlock,
+      lagBlocks: chainHead !== null && indexedBlock !== null ? Math.max(0, chainHead - indexedBlock) : null,
+      lastRunAt: lastRunAt?.toISOString() ?? null,
+    };
+  };
+}

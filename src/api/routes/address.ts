@@ -1,0 +1,121 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import type { Address } from "../../config/schema.ts";
+import type { Common } from "../../internal/common.ts";
+import {
+  getAddressTransactionCount,
+  getAddressTransactions,
+  getHeldTokens,
+} from "../../store/addressReads.ts";
+import type { AppDeps } from "../buildApp.ts";
+import { cachedReply } from "../cachedReply.ts";
+import { createAccountReader } from "../createAccountReader.ts";
+import { createEventCache } from "../createEventCache.ts";
+import { ApiError } from "../errorRegistry.ts";
+import { AddressTransactionsPageSchema, AddressViewSchema, ListOffset } from "../schemas/address.ts";
+import { AddressParam, Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
+import { checksum } from "../toTransactionJson.ts";
+import { type TransactionPageQuery, transactionPage, transactionPageArgs } from "../transactionPage.ts";
+
+const AddressParams = Type.Object({ address: AddressParam });
+
+/**
+ * `GET /api/address/:address` and `/api/address/:address/transactions` (SPEC §4 rows 13 and 14). Any valid
+ * address answers: the native balance and code come from the node (short caches), token balances from the
+ * balance cache, transactions from the `address_transactions` index (their pages cached until the next stored
+ * or removed transaction when `deps.events` is given; the view is not: call-mode balances are refreshed
+ * without an event).
+ */
+export function registerAddressRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
+  const db = deps.database.db;
+  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokenOrder = new Map(common.config.tokens.map((t, i) => [t.address as string, i]));
+  const protocols = new Set(common.config.protocols.map((p) => p.id));
+  const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
+
+  app.get(
+    "/api/address/:address",
+    {
+      schema: {
+        operationId: "getAddress",
+        summary: "Native balance, contract flag and tracked-token balances of any address",
+        tags: ["addresses"],
+        params: AddressParams,
+        response: { 200: AddressViewSchema, 400: ProblemSchema, 503: ProblemSchema },
+      },
+    },
+    async (request) => {
+      const address = (request.params as { address: string }).address.toLowerCase() as Address;
+      const [balance, isContract, held, transactionCount] = await Promise.all([
+        accounts.balance(address),
+        accounts.isContract(address),
+        getHeldTokens(db, address),
+        getAddressTransactionCount(db, address),
+      ]);
+      const tokenBalances = held
+        .filter((h) => tokens.has(h.tokenAddress))
+        .sort((a, b) => tokenOrder.get(a.tokenAddress)! - tokenOrder.get(b.tokenAddress)!)
+        .map((h) => {
+          const token = tokens.get(h.tokenAddress)!;
+          return {
+            contractAddress: checksum(token.address),
+            tokenBalance: h.balance.toString(),
+            symbol: token.symbol,
+            name: token.name,
+            decimals: token.decimals,
+            logo: token.logo,
+          };
+        });
+      return {
+        address: checksum(address),
+        balance: balance.toString(),
+        isContract,
+        tokenBalances,
+        transactionCount,
+      };
+    },
+  );
+
+  app.get(
+    "/api/address/:address/transactions",
+    {
+      schema: {
+        operationId: "getAddressTransactions",
+        summary:
+          "Stored transactions where the address is sender, recipient or party of a token transfer, newest first",
+        tags: ["addresses"],
+        params: AddressParams,
+        querystring: Type.Object(
+          {
+            limit: Limit,
+            offset: Type.Optional(ListOffset),
+            cursor: Type.Optional(Cursor),
+            protocol: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 64,
+                description: "only transactions of this protocol id",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: AddressTransactionsPageSchema, 400: ProblemSchema, 404: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const address = (request.params as { address: string }).address.toLowerCase();
+      const query = request.query as TransactionPageQuery & { protocol?: string };
+      const protocol = query.protocol?.toLowerCase();
+      if (protocol !== undefined && !protocols.has(protocol)) {
+        throw new ApiError("PROTOCOL_NOT_FOUND", `no protocol '${query.protocol}' is configured`);
+      }
+      const args = transactionPageArgs(query);
+      return cachedReply(reply, pages, request.url, async () => {
+        const rows = await getAddressTransactions(db, address, { ...args, protocol });
+        return { address: checksum(address), ...transactionPage(rows, query.limit, tokens) };
+      });
+    },
+  );
+}

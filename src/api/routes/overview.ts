@@ -1,0 +1,75 @@
+import type { FastifyInstance } from "fastify";
+import type { Common } from "../../internal/common.ts";
+import {
+  type GlobalCounts,
+  getAllProtocolCounts,
+  getGlobalCounts,
+  type ProtocolCounts,
+} from "../../store/statsReads.ts";
+import { getRecentTransactions } from "../../store/transactionReads.ts";
+import type { RouteDeps } from "../buildApp.ts";
+import { createEventCache, readThrough } from "../createEventCache.ts";
+import { createIndexerProgress } from "../indexerProgress.ts";
+import { OverviewSchema } from "../schemas/stats.ts";
+import type { TransactionJson } from "../schemas/transaction.ts";
+import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";
+import { toTransactionJson } from "../toTransactionJson.ts";
+
+const LATEST = 5;
+
+/**
+ * `GET /api/overview` (SPEC §4 row 10): every configured protocol with its figures, the global totals, the
+ * five newest transactions and the indexer's progress. Every part is a key read or a five-row index read,
+ * except the USD figures, which come from the USD statistics (computed at most every few seconds).
+ */
+export function registerOverviewRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+  const db = deps.database.db;
+  // Counters kept by triggers on transactions, transfers and parties, and the newest transactions: all change
+  // only with a stored or removed transaction, so they are kept until the next event.
+  const cacheOptions = { maxEntries: 1, emptiedBy: "any" } as const;
+  const protocolCounts = createEventCache<Map<string, ProtocolCounts>>(app, deps.events, cacheOptions);
+  const globalCounts = createEventCache<GlobalCounts>(app, deps.events, cacheOptions);
+  const latestTransactions = createEventCache<TransactionJson[]>(app, deps.events, cacheOptions);
+  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const indexerProgress = createIndexerProgress(deps);
+
+  app.get(
+    "/api/overview",
+    {
+      schema: {
+        operationId: "getOverview",
+        summary: "Protocols with their statistics, totals, the latest transactions and indexer progress",
+        tags: ["stats"],
+        response: { 200: OverviewSchema },
+      },
+    },
+    async () => {
+      const [counts, totals, latest, indexer, usd] = await Promise.all([
+        readThrough(protocolCounts, "all", () => getAllProtocolCounts(db)),
+        readThrough(globalCounts, "all", () => getGlobalCounts(db)),
+        readThrough(latestTransactions, "all", async () =>
+          (await getRecentTransactions(db, { limit: LATEST })).map((d) =>
+            toTransactionJson(d.tx, d.logs, d.transfers, tokens),
+          ),
+        ),
+        indexerProgress(),
+        deps.usdStats.figures(),
+      ]);
+      return {
+        protocols: common.config.protocols.map((p) => ({
+          id: p.id,
+          name: p.name,
+          ...toProtocolStatsJson(counts.get(p.id), usd.protocols.get(p.id), usd.at),
+        })),
+        totals: {
+          transactions: totals.transactions,
+          tokenTransfers: totals.tokenTransfers,
+          addresses: totals.addresses,
+          tokens: common.config.tokens.length,
+        },
+        latestTransactions: latest,
+        indexer,
+      };
+    },
+  );
+}

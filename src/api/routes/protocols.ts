@@ -1,0 +1,108 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import type { ProtocolConfig } from "../../config/schema.ts";
+import type { Common } from "../../internal/common.ts";
+import { getProtocolTransactions } from "../../store/protocolReads.ts";
+import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.ts";
+import type { RouteDeps } from "../buildApp.ts";
+import { cachedReply } from "../cachedReply.ts";
+import { createEventCache, readThrough } from "../createEventCache.ts";
+import { ApiError } from "../errorRegistry.ts";
+import { ListOffset, ProtocolTransactionsPageSchema } from "../schemas/address.ts";
+import { Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
+import { ProtocolStatsSchema } from "../schemas/stats.ts";
+import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";
+import { type TransactionPageQuery, transactionPage, transactionPageArgs } from "../transactionPage.ts";
+
+const ProtocolParams = Type.Object({
+  protocolId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: "protocol id from the configuration (case-insensitive)",
+    examples: ["demoswap"],
+  }),
+});
+
+/**
+ * `GET /api/protocol/:protocolId/stats` and `/api/protocol/:protocolId/transactions` (SPEC §4 rows 8 and 9).
+ * Counts come from the maintained `protocol_stats` row, USD figures from the USD statistics (`src/stats/`),
+ * pages from the protocol's transaction index (their bodies cached until the next stored or removed
+ * transaction when `deps.events` is given).
+ */
+export function registerProtocolRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+  const db = deps.database.db;
+  const protocols = new Map(common.config.protocols.map((p) => [p.id, p]));
+  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
+    maxEntries: 1_000,
+    emptiedBy: "any",
+  });
+
+  /** The configured protocol `id` (any case), else 404 PROTOCOL_NOT_FOUND. */
+  const protocolOf = (id: string): ProtocolConfig => {
+    const protocol = protocols.get(id.toLowerCase());
+    if (!protocol) throw new ApiError("PROTOCOL_NOT_FOUND", `no protocol '${id}' is configured`);
+    return protocol;
+  };
+
+  app.get(
+    "/api/protocol/:protocolId/stats",
+    {
+      schema: {
+        operationId: "getProtocolStats",
+        summary: "TVL, 24-hour volume, unique users and transaction count of one protocol",
+        tags: ["protocols"],
+        params: ProtocolParams,
+        response: { 200: ProtocolStatsSchema, 400: ProblemSchema, 404: ProblemSchema },
+      },
+    },
+    async (request) => {
+      const protocol = protocolOf((request.params as { protocolId: string }).protocolId);
+      const [counts, usd] = await Promise.all([
+        readThrough(countsCache, protocol.id, () => getProtocolCounts(db, protocol.id)),
+        deps.usdStats.figures(),
+      ]);
+      return {
+        protocol: protocol.id,
+        ...toProtocolStatsJson(counts, usd.protocols.get(protocol.id), usd.at),
+      };
+    },
+  );
+
+  app.get(
+    "/api/protocol/:protocolId/transactions",
+    {
+      schema: {
+        operationId: "getProtocolTransactions",
+        summary: "Stored transactions of one protocol, newest first (block number, then index)",
+        tags: ["protocols"],
+        params: ProtocolParams,
+        querystring: Type.Object(
+          {
+            limit: Limit,
+            offset: Type.Optional(ListOffset),
+            cursor: Type.Optional(Cursor),
+            actionType: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 64, description: "only this action, e.g. swap" }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: ProtocolTransactionsPageSchema, 400: ProblemSchema, 404: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const protocol = protocolOf((request.params as { protocolId: string }).protocolId);
+      const query = request.query as TransactionPageQuery & { actionType?: string };
+      const args = transactionPageArgs(query);
+      return cachedReply(reply, pages, request.url, async () => {
+        const rows = await getProtocolTransactions(db, protocol.id, {
+          ...args,
+          actionType: query.actionType,
+        });
+        return { protocol: protocol.id, ...transactionPage(rows, query.limit, tokens) };
+      });
+    },
+  );
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from "fastify";
+import type { Common } from "../../internal/common.ts";
+import { type GlobalCounts, getGlobalCounts } from "../../store/statsReads.ts";
+import type { RouteDeps } from "../buildApp.ts";
+import { createEventCache, readThrough } from "../createEventCache.ts";
+import { createIndexerProgress } from "../indexerProgress.ts";
+import { StatsSchema } from "../schemas/stats.ts";
+
+/**
+ * `GET /api/stats` (SPEC §4 row 11). Totals are the maintained counters (`protocol_stats`, `token_stats`,
+ * `stat_counters`); `last24h` comes from the USD statistics (`src/stats/createUsdStats.ts`, computed at most
+ * every 5 s and shared by concurrent requests): the transactions stored with a block time in the trailing
+ * 24 hours, and `volumeUsd`, the sum of every protocol's `dailyVolume` over the same window (a transaction
+ * belongs to one protocol, so nothing is counted twice; see docs/prices.md).
+ */
+export function registerStatsRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+  const db = deps.database.db;
+  // The totals are trigger-kept counters on transactions, transfers and parties: kept until the next event.
+  const counts = createEventCache<GlobalCounts>(app, deps.events, { maxEntries: 1, emptiedBy: "any" });
+  const indexerProgress = createIndexerProgress(deps);
+
+  app.get(
+    "/api/stats",
+    {
+      schema: {
+        operationId: "getStats",
+        summary: "Global statistics and indexer progress",
+        tags: ["stats"],
+        response: { 200: StatsSchema },
+      },
+    },
+    async () => {
+      const [totals, usd, indexer] = await Promise.all([
+        readThrough(counts, "global", () => getGlobalCounts(db)),
+        deps.usdStats.figures(),
+        indexerProgress(),
+      ]);
+      return {
+        totalTransactions: totals.transactions,
+        totalTokenTransfers: totals.tokenTransfers,
+        uniqueAddresses: totals.addresses,
+        trackedTokens: common.config.tokens.length,
+        protocols: common.config.protocols.length,
+        last24h: usd.last24h,
+        indexer,
+      };
+    },
+  );
+}

@@ -1,0 +1,139 @@
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
+import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
+import { createChainClient } from "../../chain/createChainClient.ts";
+import { DEMO } from "../../decode/testRegistry.ts";
+import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
+import { ALICE, swapTransaction } from "../../realtime/_test/fixtures.ts";
+import { commitBatch, removeBlocks } from "../../store/ingestWrites.ts";
+import { buildApp } from "../buildApp.ts";
+
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
+const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
+const tx = (n: number) => swapTransaction({ hash: hash(n), blockNumber: n, blockHash: blockHash(n) });
+const header = (n: number) => ({
+  number: n,
+  hash: blockHash(n),
+  parentHash: blockHash(n - 1),
+  timestamp: new Date("2026-11-21T08:00:00.000Z"),
+});
+
+/**
+ * The response caches of the transaction routes, on a database written directly: a write without its event
+ * shows what is cached, the event shows it is dropped. The e2e tests (test/e2e/transactionApi.test.ts) check
+ * the bodies against the chain without caches.
+ */
+describe("response caches of the transaction routes (with events)", () => {
+  let tdb: TestDatabase;
+  let cached: FastifyInstance;
+  let uncached: FastifyInstance;
+  const events = createLocalBroadcaster();
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    const config = testConfig({ urls: ["http://127.0.0.1:9"] });
+    config.protocols = [{ id: "demoswap", name: "DemoSwap", contracts: [], tvlAddresses: [], actions: {} }];
+    config.tokens = [
+      {
+        address: DEMO,
+        symbol: "DEMO",
+        name: "Demo",
+        decimals: 18,
+        protocol: "demoswap",
+        color: "#888888",
+        logo: "",
+        official: true,
+        exclusive: true,
+      },
+    ];
+    const common = testCommon(config);
+    const chain = createChainClient(common);
+    cached = await buildApp(common, { database: tdb.database, chain, events });
+    uncached = await buildApp(common, { database: tdb.database, chain });
+    await commitBatch(tdb.database.db, {
+      source: "poll",
+      transactions: [tx(1), tx(2)],
+      blocks: [header(1), header(2)],
+      deltaTokens: new Set(),
+    });
+  });
+  afterAll(async () => {
+    await cached?.close();
+    await uncached?.close();
+    await tdb?.cleanup();
+  });
+
+  const recentHashes = async (app: FastifyInstance) =>
+    (
+      (await app.inject({ url: "/api/transactions/recent" })).json() as { transactions: { txHash: string }[] }
+    ).transactions.map((t) => t.txHash);
+
+  test("default: a cached body is the one served without the cache, byte for byte", async () => {
+    for (const url of [`/api/tx/${hash(1)}`, "/api/transactions/recent?limit=1", `/api/tx/${hash(1)}`]) {
+      const [a, b] = [await cached.inject({ url }), await uncached.inject({ url })];
+      expect(a.statusCode).toBe(200);
+      expect(a.headers["content-type"]).toBe(b.headers["content-type"]);
+      expect(a.body).toBe(b.body);
+    }
+    expect((await cached.inject({ url: `/api/tx/${hash(9)}` })).statusCode).toBe(404);
+  });
+
+  test("behavior: recent lists are kept until a transaction is stored", async () => {
+    expect(await recentHashes(cached)).toEqual([hash(2), hash(1)]);
+    await commitBatch(tdb.database.db, {
+      source: "poll",
+      transactions: [tx(3)],
+      blocks: [header(3)],
+      deltaTokens: new Set(),
+    });
+    expect(await recentHashes(cached)).toEqual([hash(2), hash(1)]);
+    expect(await recentHashes(uncached)).toEqual([hash(3), hash(2), hash(1)]);
+    events.publish([{ type: "transaction", transaction: tx(3), source: "poll" }]);
+    expect(await recentHashes(cached)).toEqual([hash(3), hash(2), hash(1)]);
+  });
+
+  test("behavior: a transaction is kept until one is removed; a 404 is never kept", async () => {
+    expect((await cached.inject({ url: `/api/tx/${hash(4)}` })).statusCode).toBe(404);
+    await commitBatch(tdb.database.db, {
+      source: "poll",
+      transactions: [tx(4)],
+      blocks: [header(4)],
+      deltaTokens: new Set(),
+    });
+    expect((await cached.inject({ url: `/api/tx/${hash(4)}` })).statusCode).toBe(200);
+    const { removed } = await removeBlocks(tdb.database.db, { after: 3 }, new Set());
+    expect((await cached.inject({ url: `/api/tx/${hash(4)}` })).statusCode).toBe(200);
+    events.publish(removed.map((r) => ({ type: "removed" as const, removed: r })));
+    const gone = await cached.inject({ url: `/api/tx/${hash(4)}` });
+    expect(gone.statusCode).toBe(404);
+    expect(gone.json()).toMatchObject({ code: "TX_NOT_FOUND" });
+    expect((await cached.inject({ url: `/api/tx/${hash(1)}` })).json()).toMatchObject({ txHash: hash(1) });
+  });
+
+  test("behavior: protocol, address and token-event pages are kept until a transaction is stored", async () => {
+    const urls = [
+      "/api/protocol/demoswap/transactions?limit=2",
+      `/api/address/${ALICE}/transactions?limit=2`,
+      `/api/tokens/${DEMO}/events?limit=2`,
+    ];
+    const before = await Promise.all(urls.map(async (url) => (await cached.inject({ url })).body));
+    await commitBatch(tdb.database.db, {
+      source: "poll",
+      transactions: [tx(10)],
+      blocks: [header(10)],
+      deltaTokens: new Set(),
+    });
+    for (const [i, url] of urls.entries()) {
+      const [a, b] = [await cached.inject({ url }), await uncached.inject({ url })];
+      expect(a.body, url).toBe(before[i]);
+      expect(b.body, url).toContain(hash(10));
+    }
+    events.publish([{ type: "transaction", transaction: tx(10), source: "poll" }]);
+    for (const url of urls) {
+      const [a, b] = [await cached.inject({ url }), await uncached.inject({ url })];
+      expect(a.statusCode, url).toBe(200);
+      expect(a.body, url).toBe(b.body);
+    }
+  });
+});

@@ -1,0 +1,74 @@
+import type { FastifyInstance } from "fastify";
+import Type from "typebox";
+import type { Common } from "../../internal/common.ts";
+import { getRecentTransactions } from "../../store/transactionReads.ts";
+import { getTransactionSummary } from "../../store/transactionSummaries.ts";
+import type { AppDeps } from "../buildApp.ts";
+import { cachedReply } from "../cachedReply.ts";
+import { createEventCache } from "../createEventCache.ts";
+import { ApiError } from "../errorRegistry.ts";
+import { ProblemSchema, TxHashParam } from "../schemas/common.ts";
+import { TransactionSchema } from "../schemas/transaction.ts";
+import { toTransactionJson } from "../toTransactionJson.ts";
+
+/**
+ * `GET /api/tx/:hash` and `GET /api/transactions/recent` (SPEC §4 rows 5 and 6). With `deps.events`, their
+ * serialized bodies are cached until an event changes them: a transaction's until a reorg removes one (a
+ * stored transaction never changes otherwise; a 404 is never cached), the recent lists until any stored or
+ * removed transaction.
+ */
+export function registerTransactionRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
+  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const db = deps.database.db;
+  const byHash = createEventCache(app, deps.events, { maxEntries: 10_000, emptiedBy: "removed" });
+  const recent = createEventCache(app, deps.events, { maxEntries: 100, emptiedBy: "any" });
+
+  app.get(
+    "/api/tx/:hash",
+    {
+      schema: {
+        operationId: "getTransaction",
+        summary: "One stored transaction with its decoded call, events and token transfers",
+        tags: ["transactions"],
+        params: Type.Object({ hash: TxHashParam }),
+        response: { 200: TransactionSchema, 400: ProblemSchema, 404: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const hash = (request.params as { hash: string }).hash.toLowerCase();
+      return cachedReply(reply, byHash, hash, async () => {
+        const found = await getTransactionSummary(db, hash);
+        if (!found) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
+        return toTransactionJson(found.tx, found.logs, found.transfers, tokens);
+      });
+    },
+  );
+
+  app.get(
+    "/api/transactions/recent",
+    {
+      schema: {
+        operationId: "getRecentTransactions",
+        summary: "Newest stored transactions (block number, then index)",
+        tags: ["transactions"],
+        querystring: Type.Object(
+          {
+            limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+            protocol: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+            actionType: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ transactions: Type.Array(TransactionSchema) }), 400: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as { limit: number; protocol?: string; actionType?: string };
+      const key = JSON.stringify([query.limit, query.protocol ?? null, query.actionType ?? null]);
+      return cachedReply(reply, recent, key, async () => {
+        const rows = await getRecentTransactions(db, query);
+        return { transactions: rows.map((d) => toTransactionJson(d.tx, d.logs, d.transfers, tokens)) };
+      });
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import { getAddress } from "viem";
+import type { Address, TokenConfig } from "../config/schema.ts";
+import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
+import type { TransactionJson } from "./schemas/transaction.ts";
+
+type TxRow = Omit<typeof transactions.$inferSelect, "storedAt"> & { storedAt?: Date | null | undefined };
+/** What the Transaction resource shows of a log (decoded ones only) and of a transfer: stored or insert rows fit. */
+type LogRow = Pick<typeof logs.$inferInsert, "logIndex" | "address" | "eventName" | "eventArgs">;
+type TransferRow = Pick<
+  typeof tokenTransfers.$inferInsert,
+  "logIndex" | "tokenAddress" | "fromAddress" | "toAddress" | "amount"
+>;
+
+/**
+ * Row -> API JSON for the Transaction resource (SPEC §4), the one place that shape is built: the HTTP
+ * routes and the WebSocket broadcasts both use it. Addresses leave EIP-55, hashes lowercase, uint256 as
+ * decimal strings, times as ISO with milliseconds.
+ */
+export function toTransactionJson(
+  tx: TxRow | (typeof transactions.$inferInsert & { source: string }),
+  logRows: readonly LogRow[],
+  transferRows: readonly TransferRow[],
+  tokens: ReadonlyMap<string, TokenConfig>,
+): TransactionJson {
+  return {
+    txHash: tx.hash,
+    blockNumber: tx.blockNumber,
+    blockHash: tx.blockHash,
+    transactionIndex: tx.transactionIndex,
+    blockTimestamp: tx.blockTimestamp.toISOString(),
+    fromAddress: checksum(tx.fromAddress),
+    toAddress: tx.toAddress ? checksum(tx.toAddress) : null,
+    contractAddress: tx.contractAddress ? checksum(tx.contractAddress) : null,
+    valueWei: tx.valueWei.toString(),
+    gasUsed: tx.gasUsed.toString(),
+    gasPrice: tx.gasPrice.toString(),
+    status: tx.status,
+    protocol: tx.protocol,
+    actionType: tx.actionType,
+    functionName: tx.functionName,
+    decodedData: {
+      args: tx.functionArgs,
+      events: [...logRows]
+        .sort((a, b) => a.logIndex - b.logIndex)
+        .filter((l) => l.eventName)
+        .map((l) => ({
+          name: l.eventName!,
+          args: l.eventArgs ?? {},
+          logIndex: l.logIndex,
+          address: checksum(l.address),
+        })),
+    },
+    tokenTransfers: [...transferRows]
+      .sort((a, b) => a.logIndex - b.logIndex)
+      .map((t) => {
+        const token = tokens.get(t.tokenAddress);
+        return {
+          tokenAddress: checksum(t.tokenAddress),
+          tokenSymbol: token?.symbol ?? "",
+          fromAddress: checksum(t.fromAddress),
+          toAddress: checksum(t.toAddress),
+          amount: t.amount.toString(),
+          decimals: token?.decimals ?? 18,
+          logIndex: t.logIndex,
+        };
+      }),
+    source: tx.source,
+  };
+}
+
+/** Addresses checksummed so far (see `checksum`); emptied when it reaches `CHECKSUM_CACHE_SIZE`. */
+const checksums = new Map<string, string>();
+const CHECKSUM_CACHE_SIZE = 100_000;
+
+/**
+ * EIP-55 form of an address (any case), memoized: a page of transactions checksums a hundred addresses or
+ * more, mostly the same few contracts and parties, and each `getAddress` is a keccak256. viem's own cache
+ * keeps 8,192 entries behind an LRU whose every hit re-inserts the key; a plain Map lookup is cheaper, and
+ * dropping the whole map when it is full bounds memory without per-hit bookkeeping.
+ */
+export function checksum(address: string): string {
+  let out = checksums.get(address);
+  if (out === undefined) {
+    out = getAddress(address as Address);
+    if (checksums.size >= CHECKSUM_CACHE_SIZE) checksums.clear();
+    checksums.set(address, out);
+  }
+  return out;
+}

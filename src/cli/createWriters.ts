@@ -1,0 +1,193 @@
+import type { ChainClient } from "../chain/createChainClient.ts";
+import { createIndexer, type Indexer, type IndexerStatus } from "../indexer/createIndexer.ts";
+import type { Broadcaster } from "../ingest/broadcaster.ts";
+import type { Ingest } from "../ingest/createIngest.ts";
+import type { Common } from "../internal/common.ts";
+import { errorMessage } from "../internal/errors.ts";
+import type { PriceEngine } from "../prices/createPriceEngine.ts";
+import { createPriceRefresher, type PriceRefresher } from "../prices/createPriceRefresher.ts";
+import type { Database } from "../store/createDatabase.ts";
+import type { Leader } from "../store/createWriterLock.ts";
+import { maintainTables } from "../store/maintainTables.ts";
+import { pruneOutbox } from "../store/outbox.ts";
+import { createTrackWatcher, type TrackWatcher } from "../tracking/createTrackWatcher.ts";
+import { createInboxWorker, type InboxWorker } from "../webhooks/createInboxWorker.ts";
+import type { InboxSignal } from "../webhooks/inboxSignal.ts";
+
+/** How long the fan-out outbox keeps a row: a listener away longer than this misses events. */
+export const OUTBOX_RETENTION_MS = 15 * 60_000;
+const OUTBOX_PRUNE_EVERY_MS = 60_000;
+/** How often PGlite's tables are checked for growth (store/maintainTables.ts: its autovacuum). */
+const TABLE_MAINTENANCE_EVERY_MS = 30_000;
+
+/**
+ * Everything that writes on its own initiative, run by the one active writer (SPEC §9): the polling
+ * indexer, the webhook inbox worker, the track-tx watcher, the price refresh (when a price engine is given)
+ * and the housekeeping: on PostgreSQL the outbox pruning, on PGlite the table maintenance its missing
+ * autovacuum would do. `start` builds fresh instances each time (each subsystem's `stop` is final), so a
+ * process that loses the writer lock and wins it again starts over from the committed state.
+ */
+export type Writers = Leader & {
+  /** the running indexer, or null while this process is not the writer */
+  indexer(): Indexer | null;
+  inboxWorker(): InboxWorker | null;
+  trackWatcher(): TrackWatcher | null;
+  priceRefresher(): PriceRefresher | null;
+  /**
+   * A stable `Indexer` for the API: the status of the running indexer, or an idle one (all null) while
+   * standing by, in which case the API reads the committed cursor instead.
+   */
+  view: Indexer;
+};
+
+type Running = {
+  indexer: Indexer;
+  inboxWorker: InboxWorker;
+  trackWatcher: TrackWatcher;
+  priceRefresher: PriceRefresher | null;
+  housekeeping: { stop(): Promise<void> };
+};
+
+const IDLE: IndexerStatus = {
+  chainHead: null,
+  indexedBlock: null,
+  lagBlocks: null,
+  lastRunAt: null,
+  running: false,
+};
+
+export function createWriters(
+  common: Common,
+  deps: {
+    database: Database;
+    chain: ChainClient;
+    ingest: Ingest;
+    /** the in-process events of the ingest pipeline (the track watcher re-watches reorged transactions) */
+    events: Broadcaster;
+    /** wakes the inbox worker when this process stored a webhook delivery */
+    inboxSignal: InboxSignal;
+    prices?: PriceEngine;
+  },
+): Writers {
+  const db = deps.database.db;
+  let running: Running | null = null;
+
+  const start = () => {
+    if (running) return;
+    const indexer = createIndexer(common, { chain: deps.chain, db, ingest: deps.ingest });
+    const inboxWorker = createInboxWorker(common, { db, ingest: deps.ingest, signal: deps.inboxSignal });
+    const trackWatcher = createTrackWatcher(common, {
+      db,
+      chain: deps.chain,
+      ingest: deps.ingest,
+      events: deps.events,
+    });
+    const priceRefresher = deps.prices ? createPriceRefresher(common, { prices: deps.prices }) : null;
+    const housekeeping =
+      deps.database.kind === "postgres"
+        ? startPruner(common, deps.database)
+        : startTableMaintenance(common, deps.database);
+    running = { indexer, inboxWorker, trackWatcher, priceRefresher, housekeeping };
+    indexer.start();
+    inboxWorker.start();
+    trackWatcher.start();
+    priceRefresher?.start();
+  };
+
+  const stop = async () => {
+    const current = running;
+    running = null;
+    if (!current) return;
+    // In parallel: the indexer finishes the commit in flight while the others end their current step.
+    await Promise.all([
+      current.indexer.stop(),
+      current.inboxWorker.stop(),
+      current.trackWatcher.stop(),
+      current.priceRefresher?.stop(),
+      current.housekeeping.stop(),
+    ]);
+    // A standby reports no progress of its own: stale values would keep lag alerts firing (or silent).
+    common.metrics.indexerHeadBlock.reset();
+    common.metrics.indexerIndexedBlock.reset();
+  };
+
+  const view: Indexer = {
+    start() {},
+    stop: async () => {},
+    runCycle() {
+      if (!running) return Promise.reject(new Error("this process is not the active writer"));
+      return running.indexer.runCycle();
+    },
+    status: () => running?.indexer.status() ?? { ...IDLE },
+  };
+
+  return {
+    start,
+    stop,
+    indexer: () => running?.indexer ?? null,
+    inboxWorker: () => running?.inboxWorker ?? null,
+    trackWatcher: () => running?.trackWatcher ?? null,
+    priceRefresher: () => running?.priceRefresher ?? null,
+    view,
+  };
+}
+
+/** Delete outbox rows past the retention once a minute (store/outbox.ts). */
+function startPruner(common: Common, database: Database): { stop(): Promise<void> } {
+  const logger = common.logger.child({ subsystem: "fanout" });
+  let running: Promise<void> | undefined;
+  const prune = () => {
+    running ??= pruneOutbox(database.db, OUTBOX_RETENTION_MS)
+      .then((deleted) => {
+        if (deleted > 0) logger.debug({ deleted }, "outbox pruned");
+      })
+      .catch((error: unknown) => {
+        logger.warn({ err: errorMessage(error) }, "outbox pruning failed; retrying later");
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  prune();
+  const timer = setInterval(prune, OUTBOX_PRUNE_EVERY_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/**
+ * PGlite has no autovacuum: every 30 s, vacuum and analyze the tables that grew by a fifth since the last
+ * time (store/maintainTables.ts), so the planner has statistics and index-only scans a visibility map.
+ */
+function startTableMaintenance(common: Common, database: Database): { stop(): Promise<void> } {
+  const logger = common.logger.child({ subsystem: "store" });
+  let running: Promise<void> | undefined;
+  const maintain = () => {
+    if (running) return;
+    const started = performance.now();
+    running = maintainTables(database.db)
+      .then((tables) => {
+        if (tables.length === 0) return;
+        const ms = Math.round(performance.now() - started);
+        logger.info({ tables: tables.map((t) => t.table), ms }, "tables vacuumed and analyzed");
+      })
+      .catch((error: unknown) => {
+        logger.warn({ err: errorMessage(error) }, "table maintenance failed; retrying later");
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(maintain, TABLE_MAINTENANCE_EVERY_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

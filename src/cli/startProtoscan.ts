@@ -1,0 +1,193 @@
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../api/buildApp.ts";
+import { buildOpsApp } from "../api/buildOpsApp.ts";
+import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
+import { configSecrets } from "../config/configSecrets.ts";
+import type { Config } from "../config/schema.ts";
+import type { Indexer } from "../indexer/createIndexer.ts";
+import { createLocalBroadcaster } from "../ingest/broadcaster.ts";
+import { createIngest, type Ingest } from "../ingest/createIngest.ts";
+import type { Common } from "../internal/common.ts";
+import { createLogger, type Logger } from "../internal/logger.ts";
+import { createMetrics } from "../internal/metrics.ts";
+import { createShutdown } from "../internal/shutdown.ts";
+import { createPriceEngine } from "../prices/createPriceEngine.ts";
+import type { PriceRefresher } from "../prices/createPriceRefresher.ts";
+import { createHub, type HubSource } from "../realtime/createHub.ts";
+import { createPgFanout } from "../realtime/createPgFanout.ts";
+import { createDatabase, type Database } from "../store/createDatabase.ts";
+import { createWriterLock, type WriterLock } from "../store/createWriterLock.ts";
+import { migrate } from "../store/migrate.ts";
+import { createTracker } from "../tracking/createTracker.ts";
+import type { TrackWatcher } from "../tracking/createTrackWatcher.ts";
+import type { InboxWorker } from "../webhooks/createInboxWorker.ts";
+import { createInboxSignal } from "../webhooks/inboxSignal.ts";
+import { createWriters, type Writers } from "./createWriters.ts";
+
+export type Role = "all" | "api" | "indexer";
+
+export type StartOptions = {
+  config: Config;
+  role: Role;
+  host: string;
+  port: number;
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  logLevel: string;
+  /** a logger to use instead of a new one (tests) */
+  logger?: Logger;
+};
+
+export type Protoscan = {
+  url: string | null;
+  common: Common;
+  database: Database;
+  chain: ChainClient;
+  ingest: Ingest;
+  /**
+   * The writers (roles all/indexer) while this process runs them: always on PGlite; on PostgreSQL only while
+   * it holds the writer lock (null on a standby).
+   */
+  readonly indexer: Indexer | null;
+  /** drains the webhook inbox */
+  readonly inboxWorker: InboxWorker | null;
+  /** re-checks the track-tx watch list */
+  readonly trackWatcher: TrackWatcher | null;
+  /** keeps the prices table warm */
+  readonly priceRefresher: PriceRefresher | null;
+  /** the single-writer election (roles all/indexer on PostgreSQL) */
+  writerLock: WriterLock | null;
+  /** the API (roles all/api), or the ops server of an indexer (/healthz, /readyz, /metrics) */
+  app: FastifyInstance | null;
+  stop(): Promise<void>;
+};
+
+/**
+ * Wire protoscan's subsystems for one process and start them: database (+ migrations), chain client
+ * (checked against `chain.id`), ingest pipeline, the writers (roles all/indexer: polling indexer, inbox
+ * worker, track-tx watcher, price refresh; on PostgreSQL only in the process that wins the writer lock), and
+ * the HTTP + WebSocket API (roles all/api; its hub fed by the PostgreSQL fan-out on PostgreSQL) or, for an
+ * indexer, an ops server. `stop()` shuts everything down in reverse order (docs/operations.md).
+ */
+export async function startProtoscan(options: StartOptions): Promise<Protoscan> {
+  const { config } = options;
+  if (!options.databaseUrl && options.role !== "all") {
+    throw new Error(
+      `--role ${options.role} needs PostgreSQL (DATABASE_URL): the embedded PGlite database serves one process, which must run --role all`,
+    );
+  }
+  const logger = options.logger ?? createLogger({ level: options.logLevel, secrets: configSecrets(config) });
+  const shutdown = createShutdown();
+  const common: Common = { config, logger, metrics: createMetrics({ processMetrics: true }), shutdown };
+
+  try {
+    const database = await createDatabase({
+      databaseUrl: options.databaseUrl,
+      dataDir: options.dataDir,
+      logger,
+    });
+    shutdown.add(() => database.close());
+    const { applied } = await migrate(database);
+    if (applied > 0) logger.info({ applied }, "database migrations applied");
+
+    const chain = createChainClient(common);
+    shutdown.add(() => chain.close());
+    await chain.assertChainId(config.chain.id);
+
+    // In-process events (the track watcher re-watches reorged transactions; on PGlite they feed the hub).
+    // On PostgreSQL every commit also writes the fan-out outbox, from which every process's hub reads.
+    const broadcaster = createLocalBroadcaster();
+    const postgres = database.kind === "postgres" ? database : null;
+    const ingest = await createIngest(common, {
+      chain,
+      db: database.db,
+      broadcaster,
+      outbox: postgres !== null,
+    });
+
+    // One price engine per process: the API reads it, and the active writer refreshes every tracked token's
+    // price every prices.cacheSeconds so the prices table stays warm for every replica.
+    const prices = createPriceEngine(common, { chain, db: database.db });
+
+    // Webhook deliveries stored by the API are ingested by the writers; in one process the route wakes them.
+    const inboxSignal = createInboxSignal();
+    let writers: Writers | null = null;
+    let writerLock: WriterLock | null = null;
+    if (options.role !== "api") {
+      writers = createWriters(common, { database, chain, ingest, events: broadcaster, inboxSignal, prices });
+      if (postgres) {
+        // Several processes may run the writers: a PostgreSQL advisory lock elects the one that does.
+        writerLock = createWriterLock(common, { database: postgres, leader: writers });
+        const lock = writerLock;
+        shutdown.add(() => lock.stop());
+        await writerLock.start();
+      } else {
+        const running = writers;
+        shutdown.add(() => running.stop());
+        await writers.start();
+      }
+    }
+
+    let app: FastifyInstance | null = null;
+    let url: string | null = null;
+    if (options.role !== "indexer") {
+      let source: HubSource = broadcaster;
+      if (postgres) {
+        const fanout = createPgFanout(common, { database: postgres });
+        shutdown.add(() => fanout.stop());
+        await fanout.start();
+        source = fanout;
+      }
+      // The hub is stopped after the app has closed its sockets with 1001 (shutdown runs in reverse order).
+      const hub = createHub(common, { source });
+      hub.start();
+      shutdown.add(() => hub.stop());
+      app = await buildApp(common, {
+        database,
+        chain,
+        hub,
+        events: source,
+        tracker: createTracker(common, { db: database.db, ingest }),
+        prices,
+        ...(writers ? { indexer: writers.view, inboxSignal } : {}),
+        ...(writerLock ? { writerLock } : {}),
+      });
+      const server = app;
+      shutdown.add(() => server.close());
+      url = await app.listen({ host: options.host, port: options.port });
+      logger.info({ url, role: options.role, database: database.label }, "protoscan is listening");
+    } else {
+      // An indexer serves only /healthz, /readyz and /metrics, so it can be probed and scraped.
+      const ops = await buildOpsApp(common, { database, chain, ...(writerLock ? { writerLock } : {}) });
+      shutdown.add(() => ops.close());
+      url = await ops.listen({ host: options.host, port: options.port });
+      logger.info({ url, role: options.role, database: database.label }, "protoscan indexer started");
+    }
+
+    return {
+      url,
+      common,
+      database,
+      chain,
+      ingest,
+      get indexer() {
+        return writers?.indexer() ?? null;
+      },
+      get inboxWorker() {
+        return writers?.inboxWorker() ?? null;
+      },
+      get trackWatcher() {
+        return writers?.trackWatcher() ?? null;
+      },
+      get priceRefresher() {
+        return writers?.priceRefresher() ?? null;
+      },
+      writerLock,
+      app,
+      stop: () => shutdown.kill(),
+    };
+  } catch (error) {
+    await shutdown.kill();
+    throw error;
+  }
+}

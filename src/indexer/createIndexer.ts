@@ -1,0 +1,245 @@
+import { createHash } from "node:crypto";
+import type { Hash } from "viem";
+import { classifyRpcError } from "../chain/classifyRpcError.ts";
+import type { ChainClient } from "../chain/createChainClient.ts";
+import { isChainError, RangeTooLargeError, RateLimitedError } from "../chain/errors.ts";
+import { createLogRangeController } from "../chain/logRange.ts";
+import type { Ingest } from "../ingest/createIngest.ts";
+import { ReorgDetectedError } from "../ingest/errors.ts";
+import type { Common } from "../internal/common.ts";
+import { errorMessage } from "../internal/errors.ts";
+import type { Db } from "../store/createDatabase.ts";
+import { getCursor, getStoredBlock } from "../store/indexerState.ts";
+import { findCommonAncestor } from "./findCommonAncestor.ts";
+import { indexRange } from "./indexRange.ts";
+import { createProgress } from "./progress.ts";
+
+export const CURSOR_NAME = "poll";
+const MAX_REORGS_PER_CYCLE = 10;
+
+export type IndexerStatus = {
+  chainHead: number | null;
+  indexedBlock: number | null;
+  lagBlocks: number | null;
+  lastRunAt: Date | null;
+  running: boolean;
+};
+
+export type CycleResult = {
+  indexedBlock: number;
+  target: number;
+  stored: number;
+  reorgs: number;
+  ended: "caught-up" | "rate-limited" | "error" | "stopped";
+};
+
+/**
+ * The polling indexer (SPEC §3.1, seed steps 1-8): every `pollIntervalSeconds`, scan `eth_getLogs` for the
+ * exclusive contracts and tokens from the block after the cursor to `head - confirmations`, in adaptive
+ * chunks, and hand each chunk to the ingest pipeline, which commits it with the cursor in one database
+ * transaction. A crash therefore never leaves a gap nor stores a range twice. Reorgs are found by comparing
+ * stored block hashes with the chain before each chunk is committed.
+ */
+export type Indexer = {
+  start(): void;
+  stop(): Promise<void>;
+  /** Run one cycle now (tests, and the loop). */
+  runCycle(): Promise<CycleResult>;
+  status(): IndexerStatus;
+};
+
+export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db; ingest: Ingest }): Indexer {
+  const { chain, db, ingest } = deps;
+  const { config, logger } = common;
+  const addresses = scannedAddresses(common);
+  const filterHash = createHash("sha256").update(addresses.join(",")).digest("hex").slice(0, 16);
+  const range = createLogRangeController({ maxChunk: config.indexer.logChunkBlocks });
+  const status: IndexerStatus = {
+    chainHead: null,
+    indexedBlock: null,
+    lagBlocks: null,
+    lastRunAt: null,
+    running: false,
+  };
+  let loop: Promise<void> | undefined;
+  const stopping = new AbortController();
+  common.shutdown.signal.addEventListener("abort", () => stopping.abort(), { once: true });
+  let cycle: Promise<CycleResult> | undefined;
+  let filterChecked = false;
+
+  const readCursor = async () => {
+    const cursor = await getCursor(db, CURSOR_NAME);
+    if (cursor && !filterChecked && cursor.filterHash !== filterHash) {
+      logger.warn(
+        { indexedBlock: cursor.blockNumber },
+        "the set of scanned contracts and tokens changed since blocks were indexed: earlier blocks are not rescanned for the new addresses (reindex into a fresh database to include their history)",
+      );
+    }
+    filterChecked = true;
+    return cursor?.blockNumber ?? config.indexer.startBlock - 1;
+  };
+
+  /** If the block at the cursor is no longer canonical, roll back to the common ancestor. */
+  const verifyCursor = async (cursor: number): Promise<number> => {
+    const stored = await getStoredBlock(db, cursor);
+    if (!stored) return cursor;
+    const canonical = await chain.client.getBlock({ blockNumber: BigInt(cursor) });
+    if (canonical.hash?.toLowerCase() === stored.hash) return cursor;
+    const ancestor = await findCommonAncestor(chain, db, cursor, config.indexer.startBlock - 1);
+    logger.warn(
+      { from: cursor, ancestor, depth: cursor - ancestor },
+      "reorg detected: rolling back to the common ancestor",
+    );
+    await ingest.rollback({ after: ancestor }, CURSOR_NAME);
+    return ancestor;
+  };
+
+  const runCycleNow = async (): Promise<CycleResult> => {
+    status.running = true;
+    const progress = createProgress(logger);
+    let stored = 0;
+    let reorgs = 0;
+    let cursor = await readCursor();
+    let target = cursor;
+    try {
+      const head = Number(await chain.client.getBlockNumber({ cacheTime: 0 }));
+      target = head - config.indexer.confirmations;
+      status.chainHead = head;
+      common.metrics.indexerHeadBlock.set(head);
+      cursor = await verifyCursor(cursor);
+      progress.begin(cursor, target);
+      while (cursor < target) {
+        if (stopping.signal.aborted) return result("stopped");
+        const next = range.nextRange(BigInt(cursor + 1), BigInt(target));
+        const from = Number(next.fromBlock);
+        const to = Number(next.toBlock);
+        try {
+          // The range is committed in groups: the cursor follows each one, so a reorg or an error
+          // mid-range resumes from what is committed.
+          const onCommitted = (committed: number, inserted: number) => {
+            stored += inserted;
+            cursor = committed;
+            setIndexed(cursor);
+            progress.advance(cursor, inserted);
+          };
+          await indexRange(
+            { chain, db, ingest, addresses, filterHash, cursorName: CURSOR_NAME, onCommitted },
+            from,
+            to,
+          );
+          range.onSuccess();
+        } catch (error) {
+          // viem wraps what the transport throws (e.g. -32602 in InvalidParamsRpcError): look inside.
+          const refused = chainErrorOf(error);
+          if (refused instanceof RangeTooLargeError) {
+            range.onRangeError(refused, next);
+            logger.debug(
+              { from, to, suggested: refused.suggested },
+              "provider refused the log range; shrinking",
+            );
+            continue;
+          }
+          if (error instanceof ReorgDetectedError && reorgs < MAX_REORGS_PER_CYCLE) {
+            reorgs++;
+            cursor = await verifyCursor(cursor);
+            setIndexed(cursor);
+            continue;
+          }
+          throw error;
+        }
+      }
+      return result("caught-up");
+    } catch (error) {
+      // Shutting down aborts the RPC calls in flight: the cycle was stopped, it did not fail.
+      if (stopping.signal.aborted) return result("stopped");
+      if (chainErrorOf(error) instanceof RateLimitedError) {
+        logger.warn(
+          { indexedBlock: cursor },
+          "provider rate limit: cycle ended, resuming from the cursor next cycle",
+        );
+        return result("rate-limited");
+      }
+      logger.error(
+        { err: errorMessage(error), indexedBlock: cursor },
+        "indexer cycle failed; resuming from the cursor next cycle",
+      );
+      return result("error");
+    } finally {
+      status.running = false;
+      status.lastRunAt = new Date();
+      progress.end(cursor);
+    }
+
+    function result(ended: CycleResult["ended"]): CycleResult {
+      return { indexedBlock: cursor, target, stored, reorgs, ended };
+    }
+  };
+
+  const setIndexed = (block: number) => {
+    status.indexedBlock = block;
+    if (status.chainHead !== null) status.lagBlocks = Math.max(0, status.chainHead - block);
+    common.metrics.indexerIndexedBlock.set(block);
+  };
+
+  const runCycle = () => {
+    // One cycle at a time: a manual call while the loop runs waits for the running cycle.
+    cycle ??= runCycleNow().finally(() => {
+      cycle = undefined;
+    });
+    return cycle;
+  };
+
+  return {
+    start() {
+      if (loop) return;
+      const signal = stopping.signal;
+      loop = (async () => {
+        while (!signal.aborted) {
+          const outcome = await runCycle();
+          // Keep going without waiting while far behind; otherwise wait for the next poll.
+          if (outcome.ended === "caught-up" && outcome.indexedBlock < outcome.target) continue;
+          await sleep(config.indexer.pollIntervalSeconds * 1000, signal);
+        }
+      })();
+    },
+    async stop() {
+      stopping.abort();
+      await loop;
+      await cycle;
+    },
+    runCycle,
+    status: () => ({ ...status }),
+  };
+}
+
+/** Exclusive contracts and exclusive tokens, lowercase, sorted: the `address` filter of `eth_getLogs`. */
+export function scannedAddresses(common: Common): Hash[] {
+  const set = new Set<string>();
+  for (const p of common.config.protocols) for (const c of p.contracts) if (c.exclusive) set.add(c.address);
+  for (const t of common.config.tokens) if (t.exclusive) set.add(t.address);
+  return [...set].sort() as Hash[];
+}
+
+/**
+ * The classified chain error behind a failure, if it is one: viem wraps what the transport throws, so the
+ * cause chain is searched first, then the classifier reads viem's own errors.
+ */
+function chainErrorOf(error: unknown) {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (isChainError(e)) return e;
+  if (error instanceof ReorgDetectedError || !(error instanceof Error) || !("shortMessage" in error))
+    return undefined;
+  return classifyRpcError(error);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

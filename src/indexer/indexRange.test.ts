@@ -1,0 +1,167 @@
+import { eq, sql } from "drizzle-orm";
+import { type Hash, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { type DemoChain, setupDemoChain } from "../../test/helpers/demo.ts";
+import { createTestPipeline, type TestPipeline } from "../../test/helpers/pipeline.ts";
+import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
+import { verifyStoreAgainstChain } from "../../test/helpers/verifyStore.ts";
+import { resolveConfig } from "../config/resolveConfig.ts";
+import type { Config } from "../config/schema.ts";
+import { generateTransactions } from "../demo/activity.ts";
+import { demoConfigFile } from "../demo/demoConfig.ts";
+import { getCursor } from "../store/indexerState.ts";
+import { transactions } from "../store/schema.ts";
+import { scannedAddresses } from "./createIndexer.ts";
+import { indexRange, type RangeDeps } from "./indexRange.ts";
+
+const CURSOR = "range-test";
+
+describe("indexRange", () => {
+  let demo: DemoChain;
+  let proxy: RpcProxy;
+  let config: Config;
+  let head: number;
+
+  beforeAll(async () => {
+    demo = await setupDemoChain();
+    proxy = await startRpcProxy({ upstream: demo.anvil.url });
+    config = resolveConfig(demoConfigFile(demo.deployment, { rpcUrl: proxy.url }), null);
+    // 60 protocol transactions, 3 per block: 20 blocks with logs on top of the deployment's.
+    head = (
+      await generateTransactions({
+        rpcUrl: demo.anvil.url,
+        deployment: demo.deployment,
+        count: 60,
+        perBlock: 3,
+      })
+    ).toBlock;
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+    await demo?.anvil.stop();
+  });
+
+  async function setup(): Promise<{
+    db: TestDatabase;
+    pipeline: TestPipeline;
+    deps: RangeDeps;
+    commits: number[][];
+  }> {
+    const db = await createTestDatabase();
+    const pipeline = await createTestPipeline({ config, database: db.database });
+    const commits: number[][] = [];
+    const deps: RangeDeps = {
+      chain: pipeline.chain,
+      db: db.database.db,
+      ingest: pipeline.ingest,
+      addresses: scannedAddresses(pipeline.common),
+      filterHash: "test",
+      cursorName: CURSOR,
+      blocksPerCommit: 4,
+      onCommitted: (cursor, inserted) => commits.push([cursor, inserted]),
+    };
+    return { db, pipeline, deps, commits };
+  }
+
+  async function storedBlocks(db: TestDatabase): Promise<number[]> {
+    const rows = await db.database.db.execute<{ n: string }>(
+      sql`select distinct block_number as n from transactions order by 1`,
+    );
+    return rows.rows.map((r) => Number(r.n));
+  }
+
+  test("default: groups of blocks committed in order, each with its cursor; the store equals the chain", async () => {
+    const { db, pipeline, deps, commits } = await setup();
+    try {
+      const from = config.indexer.startBlock;
+      const inserted = await indexRange(deps, from, head);
+      const blocks = await storedBlocks(db);
+      // one commit per 4 blocks with logs, the last one at the range end
+      expect(commits.length).toBe(Math.ceil(blocks.length / 4));
+      expect(commits.map(([cursor]) => cursor)).toEqual([
+        ...blocks.filter((_, i) => i % 4 === 3 && i < blocks.length - 1),
+        head,
+      ]);
+      expect(commits.reduce((sum, [, n]) => sum + n!, 0)).toBe(inserted);
+      expect(inserted).toBeGreaterThanOrEqual(60);
+      expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
+      // what the indexer does once a cycle caught up: call-mode tokens also move in transactions not stored
+      await pipeline.ingest.refreshBalances(head);
+      expect(
+        await verifyStoreAgainstChain({
+          rpcUrl: demo.anvil.url,
+          db: db.database.db,
+          config,
+          fromBlock: from,
+          toBlock: head,
+        }),
+      ).toEqual([]);
+      // broadcasts still come once per transaction, in block order
+      const keys = pipeline.events.flatMap((e) =>
+        e.type === "transaction" ? [e.transaction.blockNumber * 1e4 + e.transaction.transactionIndex] : [],
+      );
+      expect(keys).toEqual([...keys].sort((a, b) => a - b));
+      expect(keys.length).toBe(inserted);
+    } finally {
+      await pipeline.close();
+      await db.cleanup();
+    }
+  });
+
+  test("error: a failure mid-range keeps the committed groups, and indexing resumes after them", async () => {
+    const { db, pipeline, deps, commits } = await setup();
+    try {
+      const from = config.indexer.startBlock;
+      const all = await pipeline.chain.client.getLogs({
+        address: [...deps.addresses],
+        fromBlock: BigInt(from),
+        toBlock: BigInt(head),
+      });
+      const withLogs = [...new Set(all.map((l) => Number(l.blockNumber)))].sort((a, b) => a - b);
+      const failing = withLogs[9]!; // in the third group of four
+      proxy.inject({
+        kind: "rpcError",
+        code: -32602,
+        message: "invalid params",
+        method: "eth_getBlockByNumber",
+        when: (params) => Array.isArray(params) && params[0] === toHex(failing) && params[1] === true,
+      });
+      await expect(indexRange(deps, from, head)).rejects.toThrow();
+      proxy.clearFaults();
+
+      const cursor = (await getCursor(db.database.db, CURSOR))?.blockNumber;
+      expect(cursor).toBe(withLogs[7]); // the end of the second group
+      expect(commits.map(([c]) => c)).toEqual([withLogs[3], withLogs[7]]);
+      expect(await storedBlocks(db)).toEqual(withLogs.slice(0, 8));
+      const beyond = await db.database.db
+        .select({ hash: transactions.hash })
+        .from(transactions)
+        .where(eq(transactions.blockNumber, failing));
+      expect(beyond).toEqual([]);
+
+      await indexRange(deps, cursor! + 1, head);
+      expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
+      // what the indexer does once a cycle caught up: call-mode tokens also move in transactions not stored
+      await pipeline.ingest.refreshBalances(head);
+      expect(
+        await verifyStoreAgainstChain({
+          rpcUrl: demo.anvil.url,
+          db: db.database.db,
+          config,
+          fromBlock: from,
+          toBlock: head,
+        }),
+      ).toEqual([]);
+      const hashes = pipeline.events.flatMap((e) =>
+        e.type === "transaction" ? [e.transaction.hash as Hash] : [],
+      );
+      expect(new Set(hashes).size).toBe(hashes.length);
+    } finally {
+      proxy.clearFaults();
+      await pipeline.close();
+      await db.cleanup();
+    }
+  });
+});

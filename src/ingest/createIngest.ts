@@ -1,0 +1,234 @@
+import type { Hash } from "viem";
+import type { ChainClient } from "../chain/createChainClient.ts";
+import { type AbiRegistry, createAbiRegistry } from "../decode/abiRegistry.ts";
+import {
+  type ChainTransaction,
+  decodeTransaction,
+  type IndexedTransaction,
+} from "../decode/decodeTransaction.ts";
+import type { Common } from "../internal/common.ts";
+import { errorMessage } from "../internal/errors.ts";
+import type { Db } from "../store/createDatabase.ts";
+import type { IngestSource } from "../store/encode.ts";
+import { ZERO_ADDRESS } from "../store/encode.ts";
+import { getHoldersReadAfter, getStaleHolders, storedHashes } from "../store/indexerState.ts";
+import {
+  commitBatch,
+  type RemovedTransaction,
+  removeBlocks,
+  touchBalances,
+  upsertReadings,
+} from "../store/ingestWrites.ts";
+import type { Broadcaster } from "./broadcaster.ts";
+import type { BlockHeader } from "./fetchBlockTransactions.ts";
+import { fetchTransactionsByHash } from "./fetchTransactionsByHash.ts";
+import { readBalances } from "./readBalances.ts";
+import { resolveTokenModes } from "./tokenModes.ts";
+
+/** At most this many stale call-mode balances are read again per commit; the rest wait for the next one. */
+const MAX_REFRESH = 100_000;
+
+export type HashOutcome =
+  | { status: "indexed"; hash: Hash; inserted: boolean }
+  | { status: "pending"; hash: Hash }
+  | { status: "not_relevant"; hash: Hash };
+
+/**
+ * The one pipeline every trigger uses (SPEC §3): fetch -> decode -> store -> balances -> broadcast.
+ * The polling indexer hands it whole fetched ranges; webhooks and track-tx hand it hashes.
+ */
+export type Ingest = {
+  registry: AbiRegistry;
+  /** token addresses whose balances are kept by delta arithmetic */
+  deltaTokens: ReadonlySet<string>;
+  /**
+   * Decode and store fetched transactions with their block headers, read call-mode balances at
+   * `balanceBlock`, advance `cursor` in the same database transaction, then broadcast what was new.
+   */
+  commit(args: {
+    source: IngestSource;
+    transactions: readonly ChainTransaction[];
+    headers: readonly BlockHeader[];
+    balanceBlock: number;
+    cursor?: { name: string; blockNumber: number; filterHash: string };
+    hint?: string;
+  }): Promise<IndexedTransaction[]>;
+  /** Fetch, decode and store transactions known by hash (webhooks, track-tx). */
+  ingestHashes(hashes: readonly Hash[], source: IngestSource, hint?: string): Promise<HashOutcome[]>;
+  /**
+   * Delete what was stored from orphaned blocks, restore balances, broadcast `removed`, and give
+   * transactions that webhooks or track-tx stored a chance to be found again on the canonical chain.
+   */
+  rollback(
+    target: { after: number } | { numbers: readonly number[] },
+    cursorName?: string,
+  ): Promise<RemovedTransaction[]>;
+  /**
+   * Read again, at `blockNumber`, every cached balance of the tokens kept in `call` mode that is older than
+   * it: such tokens are not scanned in full, so their holders' balances also move in transactions protoscan
+   * never stores. The polling indexer calls this when a cycle has caught up. Returns how many were read.
+   */
+  refreshBalances(blockNumber: number): Promise<number>;
+};
+
+export async function createIngest(
+  common: Common,
+  deps: {
+    chain: ChainClient;
+    db: Db;
+    broadcaster: Broadcaster;
+    /**
+     * On PostgreSQL: also announce every stored and removed transaction in the fan-out outbox, in the commit's
+     * own database transaction, for the WebSocket hubs of every process (realtime/createPgFanout.ts).
+     */
+    outbox?: boolean;
+  },
+): Promise<Ingest> {
+  const { chain, db, broadcaster } = deps;
+  const outbox = deps.outbox === true;
+  const registry = createAbiRegistry(common.config);
+  const deltaTokens = await resolveTokenModes(common.config, chain, db);
+
+  const decodeSafely = (tx: ChainTransaction, hint?: string): IndexedTransaction | null => {
+    try {
+      return decodeTransaction(registry, tx, hint);
+    } catch (error) {
+      // Decoding must never stop ingestion: keep what the chain says, with the selector as the name.
+      common.logger.warn(
+        { tx: tx.hash, err: errorMessage(error) },
+        "transaction failed to decode; stored undecoded",
+      );
+      const minimal = decodeTransaction(registry, { ...tx, input: "0x" }, hint);
+      return (
+        minimal && {
+          ...minimal,
+          functionName: tx.input.slice(0, 10),
+          actionType: "unknown",
+          functionArgs: {},
+        }
+      );
+    }
+  };
+
+  const callTokens = common.config.tokens.map((t) => t.address as string).filter((t) => !deltaTokens.has(t));
+
+  const commit: Ingest["commit"] = async (args) => {
+    const decoded = args.transactions.map((tx) => decodeSafely(tx, args.hint)).filter((t) => t !== null);
+    const callPairs: { token: string; holder: string }[] = [];
+    for (const tx of decoded) {
+      for (const t of tx.transfers) {
+        if (deltaTokens.has(t.token)) continue;
+        if (t.from !== ZERO_ADDRESS) callPairs.push({ token: t.token, holder: t.from });
+        if (t.to !== ZERO_ADDRESS) callPairs.push({ token: t.token, holder: t.to });
+      }
+    }
+    // A polling commit moves the cursor: every cached holder of a token not scanned in full is read again at
+    // the new indexed block, since its balance also moves in transactions protoscan never stores.
+    const stale = args.cursor ? await getStaleHolders(db, callTokens, args.balanceBlock, MAX_REFRESH) : [];
+    const balances = await readBalances(chain, [...callPairs, ...stale], args.balanceBlock, common.logger);
+    const { inserted } = await commitBatch(db, {
+      source: args.source,
+      transactions: decoded,
+      blocks: args.headers.map((h) => ({
+        number: h.number,
+        hash: h.hash,
+        parentHash: h.parentHash,
+        timestamp: h.timestamp,
+      })),
+      deltaTokens,
+      balances,
+      ...(args.cursor ? { cursor: args.cursor } : {}),
+      outbox,
+    });
+    if (inserted.length > 0) {
+      common.metrics.ingestTransactions.inc({ source: args.source }, inserted.length);
+      broadcaster.publish(
+        inserted.map((transaction) => ({ type: "transaction", transaction, source: args.source })),
+      );
+    }
+    return inserted;
+  };
+
+  const ingestHashes: Ingest["ingestHashes"] = async (hashes, source, hint) => {
+    const unique = [...new Set(hashes.map((h) => h.toLowerCase() as Hash))];
+    const already = await storedHashes(db, unique);
+    const toFetch = unique.filter((h) => !already.has(h));
+    const outcomes = new Map<Hash, HashOutcome>();
+    for (const hash of already)
+      outcomes.set(hash as Hash, { status: "indexed", hash: hash as Hash, inserted: false });
+    if (toFetch.length > 0) {
+      const fetched = await fetchTransactionsByHash(chain, toFetch);
+      for (const hash of fetched.pending) outcomes.set(hash, { status: "pending", hash });
+      const latest = Math.max(0, ...fetched.headers.map((h) => h.number));
+      const relevant = fetched.transactions.filter((tx) => decodeSafely(tx, hint) !== null);
+      const inserted = await commit({
+        source,
+        transactions: relevant,
+        headers: fetched.headers.filter((h) => relevant.some((tx) => tx.blockNumber === h.number)),
+        balanceBlock: latest,
+        ...(hint ? { hint } : {}),
+      });
+      const insertedHashes = new Set(inserted.map((t) => t.hash.toLowerCase()));
+      for (const tx of fetched.transactions) {
+        const hash = tx.hash.toLowerCase() as Hash;
+        outcomes.set(
+          hash,
+          relevant.includes(tx)
+            ? { status: "indexed", hash, inserted: insertedHashes.has(hash) }
+            : { status: "not_relevant", hash },
+        );
+      }
+    }
+    return unique.map((hash) => outcomes.get(hash) ?? { status: "pending", hash });
+  };
+
+  const rollback: Ingest["rollback"] = async (target, cursorName) => {
+    const { removed, staleBalances } = await removeBlocks(db, target, deltaTokens, cursorName, { outbox });
+    // Call-mode balances read on the orphaned chain (after the ancestor) are read again too, even for holders
+    // with no removed transfer: otherwise a reading stamped with an orphaned block number would look fresh.
+    const orphanedReadings = "after" in target ? await getHoldersReadAfter(db, callTokens, target.after) : [];
+    const toRead = [...staleBalances, ...orphanedReadings];
+    if (toRead.length > 0) {
+      // Read at the common ancestor (or the head for single orphaned blocks); the re-indexed blocks update
+      // them again. These readings replace the orphaned ones even though those carry higher block numbers.
+      const at =
+        "after" in target ? target.after : Number(await chain.client.getBlockNumber({ cacheTime: 0 }));
+      await upsertReadings(db, await readBalances(chain, toRead, at, common.logger), { replace: true });
+    }
+    if (removed.length > 0) {
+      common.logger.warn(
+        { removed: removed.length, target },
+        "reorg: removed transactions of orphaned blocks",
+      );
+      broadcaster.publish(removed.map((r) => ({ type: "removed", removed: r })));
+      // Transactions only webhooks or track-tx can see may have been mined again in another block.
+      for (const source of ["webhook", "track"] as const) {
+        const hashes = removed.filter((r) => r.source === source).map((r) => r.hash as Hash);
+        if (hashes.length === 0) continue;
+        await ingestHashes(hashes, source).catch((error: unknown) => {
+          common.logger.warn(
+            { err: errorMessage(error), source },
+            "could not re-check orphaned transactions",
+          );
+        });
+      }
+    }
+    return removed;
+  };
+
+  const refreshBalances: Ingest["refreshBalances"] = async (blockNumber) => {
+    let read = 0;
+    for (;;) {
+      const stale = await getStaleHolders(db, callTokens, blockNumber, 2_000);
+      if (stale.length === 0) return read;
+      const readings = await readBalances(chain, stale, blockNumber, common.logger);
+      // A holder whose call failed is stamped with this block anyway, so the loop moves on.
+      const failed = stale.filter((p) => !readings.some((r) => r.token === p.token && r.holder === p.holder));
+      await upsertReadings(db, readings);
+      if (failed.length > 0) await touchBalances(db, failed, blockNumber);
+      read += readings.length;
+    }
+  };
+
+  return { registry, deltaTokens, commit, ingestHashes, rollback, refreshBalances };
+}

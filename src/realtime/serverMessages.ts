@@ -1,0 +1,43 @@
+import { toTransactionJson } from "../api/toTransactionJson.ts";
+import type { TokenConfig } from "../config/schema.ts";
+import type { IngestEvent } from "../ingest/broadcaster.ts";
+import { encodeLogs, encodeTransaction, encodeTransfers } from "../store/encode.ts";
+import type { WsErrorCode } from "./wsErrorCodes.ts";
+
+/**
+ * Server -> client messages (SPEC §5), as the JSON text sent on the wire. Replies to a client op echo its
+ * `id` (null when it sent none); `pong` carries `id` only when the ping had one, so a bare ping gets the
+ * bare `{"type":"pong"}` of the contract.
+ */
+export const serverMessages = {
+  subscribed: (topic: string, id: unknown) => JSON.stringify({ type: "subscribed", topic, id: id ?? null }),
+  unsubscribed: (topic: string, id: unknown) =>
+    JSON.stringify({ type: "unsubscribed", topic, id: id ?? null }),
+  error: (code: WsErrorCode, message: string, id: unknown) =>
+    JSON.stringify({ type: "error", code, message, id: id ?? null }),
+  pong: (id: unknown, hasId: boolean) => JSON.stringify(hasId ? { type: "pong", id } : { type: "pong" }),
+};
+
+/**
+ * The `data` of an event's messages, serialized once per event however many topics and subscribers it
+ * reaches: for a transaction the Transaction JSON of `GET /api/tx/:hash` (built by the same
+ * `toTransactionJson` from the rows the store keeps), for a removal `{txHash, blockNumber, blockHash}`.
+ */
+export function serializeEventData(event: IngestEvent, tokens: ReadonlyMap<string, TokenConfig>): string {
+  if (event.type === "removed") {
+    const { hash, blockNumber, blockHash } = event.removed;
+    return JSON.stringify({ txHash: hash.toLowerCase(), blockNumber, blockHash: blockHash.toLowerCase() });
+  }
+  const tx = event.transaction;
+  return JSON.stringify(
+    toTransactionJson(encodeTransaction(tx, event.source), encodeLogs(tx), encodeTransfers(tx), tokens),
+  );
+}
+
+/**
+ * One topic's message for an event: `{"type":"transaction"|"removed","topic":T,"data":…}`, spliced from the
+ * already serialized `data` so that fan-out costs one string concatenation per topic.
+ */
+export function eventMessage(type: IngestEvent["type"], topic: string, data: string): string {
+  return `{"type":${JSON.stringify(type)},"topic":${JSON.stringify(topic)},"data":${data}}`;
+}

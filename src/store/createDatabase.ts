@@ -1,0 +1,207 @@
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
+import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import pg from "pg";
+import type { Logger } from "../internal/logger.ts";
+import { redactSecrets, redactUrl, secretsOfUrl } from "../internal/redact.ts";
+import { DatabaseUnavailableError, scrubDriverError } from "./errors.ts";
+import * as schema from "./schema.ts";
+
+export type Schema = typeof schema;
+
+/**
+ * The result of `db.execute(sql…)` on either driver: node-postgres' `QueryResult` and PGlite's `Results` both
+ * carry `rows`, and that is all code outside this file may rely on.
+ */
+export interface DbQueryResultHKT extends PgQueryResultHKT {
+  readonly type: DbQueryResult<this["row"]>;
+}
+
+/** What `db.execute<Row>(sql…)` resolves to on both drivers. */
+export type DbQueryResult<Row> = {
+  rows: (Row extends Record<string, unknown> ? Row : Record<string, unknown>)[];
+};
+
+/** The Drizzle database every query module takes: PGlite and node-postgres both satisfy it. */
+export type Db = PgDatabase<DbQueryResultHKT, Schema>;
+
+type DatabaseBase = {
+  db: Db;
+  /** Where the data lives, safe to log: `pglite:memory://`, `pglite:/abs/data`, or the redacted URL. */
+  label: string;
+  /** Remove the database URL and its credentials from a free-form message (driver errors quote them). */
+  redact(text: string): string;
+  /** Close every connection. Idempotent. */
+  close(): Promise<void>;
+};
+
+/** Embedded PostgreSQL (PGlite) in this process: one connection, no other process may open `dataDir`. */
+export type EmbeddedDatabase = DatabaseBase & { kind: "pglite"; client: PGlite; dataDir: string };
+
+/** A PostgreSQL server through a node-postgres pool (LISTEN/NOTIFY and advisory locks take a pool client). */
+export type PostgresDatabase = DatabaseBase & { kind: "postgres"; pool: pg.Pool };
+
+export type Database = EmbeddedDatabase | PostgresDatabase;
+
+export type CreateDatabaseOptions = {
+  /** `postgres://…` selects PostgreSQL; unset selects PGlite. */
+  databaseUrl?: string | undefined;
+  /** PGlite's directory (created when missing) or `memory://` (the default) for none. */
+  dataDir?: string | undefined;
+  logger: Logger;
+  /** PostgreSQL pool size (default 10). */
+  poolSize?: number | undefined;
+  /**
+   * PGlite only: start from this `dumpDataDir()` tarball instead of an empty cluster (test helpers reuse one
+   * migrated snapshot: loading it takes a third of the time of initdb + migrate).
+   */
+  pgliteSnapshot?: Blob | undefined;
+};
+
+const MEMORY = "memory://";
+
+/**
+ * Open the database protoscan stores into (SPEC §1 `DATABASE_URL` / `DATA_DIR`) and check it answers.
+ *
+ * Both drivers return the same JS values for the same SQL types, so code tested on PGlite behaves the same on
+ * PostgreSQL: `int8` as a decimal string (Drizzle columns map it to number/bigint), `numeric` as a string,
+ * `jsonb` parsed, `timestamptz` a Date through Drizzle columns and PostgreSQL's text
+ * (`2026-11-21 08:00:00.123+00`, sessions run in UTC) in raw `db.execute` rows.
+ *
+ * @throws {DatabaseUnavailableError} when the server cannot be reached; the message never holds the URL.
+ */
+export async function createDatabase(options: CreateDatabaseOptions): Promise<Database> {
+  return options.databaseUrl === undefined || options.databaseUrl === ""
+    ? openPglite(options.dataDir ?? MEMORY, options.pgliteSnapshot, options.logger)
+    : openPostgres(options.databaseUrl, options.poolSize ?? 10, options.logger);
+}
+
+async function openPglite(
+  dataDir: string,
+  snapshot: Blob | undefined,
+  logger: Logger,
+): Promise<EmbeddedDatabase> {
+  let dir = dataDir;
+  let created: (() => Promise<void>) | undefined;
+  if (!dir.startsWith(MEMORY)) {
+    dir = dir.startsWith("file://") ? fileURLToPath(dir) : path.resolve(dir);
+    created = await prepareDataDir(dir, logger);
+  }
+  let client: PGlite;
+  try {
+    // node-postgres returns int8 as a string; PGlite would return a lossy number.
+    client = await PGlite.create(dir, {
+      parsers: { [pgliteTypes.INT8]: (value: string) => value },
+      ...(snapshot === undefined ? {} : { loadDataDir: snapshot }),
+    });
+    await created?.();
+  } catch (error) {
+    throw new DatabaseUnavailableError(`could not open PGlite in ${dir}`, {
+      cause: scrubDriverError(error, (text) => text),
+    });
+  }
+  const db: Db = drizzlePglite({ client, schema });
+  let closing: Promise<void> | undefined;
+  const label = `pglite:${dir}`;
+  logger.info({ database: label }, "database opened");
+  return {
+    kind: "pglite",
+    db,
+    client,
+    dataDir: dir,
+    label,
+    redact: (text) => text,
+    close() {
+      closing ??= client.closed ? Promise.resolve() : client.close();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Present in a PGlite data directory while a new database is being created in it. PGlite runs initdb in memory,
+ * then writes the files into the directory, PG_VERSION before the configuration files, and from then on takes
+ * the directory for an existing database: a process killed in between (kill -9, OOM) would leave a directory
+ * that never opens again. The marker tells the next start those files are the remains of an interrupted
+ * creation.
+ */
+const CREATING_MARKER = ".protoscan-creating";
+
+/**
+ * Create `dir` if needed and make a new database's creation restartable: an empty directory gets the marker,
+ * a marked one is emptied (everything in it came from the interrupted creation) and created again. Returns
+ * what to call once PGlite has opened the directory.
+ */
+async function prepareDataDir(dir: string, logger: Logger): Promise<() => Promise<void>> {
+  await mkdir(dir, { recursive: true });
+  const marker = path.join(dir, CREATING_MARKER);
+  const entries = await readdir(dir);
+  if (entries.includes(CREATING_MARKER)) {
+    logger.warn({ dataDir: dir }, "the database was not fully created by the last start: creating it again");
+    for (const entry of entries) {
+      if (entry !== CREATING_MARKER) await rm(path.join(dir, entry), { recursive: true, force: true });
+    }
+  } else if (entries.length > 0) {
+    return async () => undefined; // an existing database
+  } else {
+    await writeFile(marker, "");
+  }
+  return () => rm(marker, { force: true });
+}
+
+async function openPostgres(
+  databaseUrl: string,
+  poolSize: number,
+  logger: Logger,
+): Promise<PostgresDatabase> {
+  const secrets = secretsOfUrl(databaseUrl).sort((a, b) => b.length - a.length);
+  const label = redactUrl(databaseUrl);
+  const redact = (text: string) => redactSecrets(text, secrets);
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    application_name: "protoscan",
+    statement_timeout: 30_000,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    // timestamptz rendered the same on every server, whatever its TimeZone setting.
+    options: "-c TimeZone=UTC",
+  });
+  // An idle client whose server went away emits on the pool; unhandled it would crash the process.
+  pool.on("error", (error) => {
+    logger.warn({ database: label, err: scrubDriverError(error, redact) }, "idle database connection failed");
+  });
+  // A checked-out client has no listener of the pool's: when its connection drops between two statements
+  // of a transaction (a database outage mid-commit), its 'error' event would crash the process. The
+  // statements in flight fail anyway, and the pool discards the broken client when it is released.
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
+  try {
+    await pool.query("select 1");
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    const cause = scrubDriverError(error, redact);
+    throw new DatabaseUnavailableError(`could not connect to PostgreSQL at ${label}: ${cause.message}`, {
+      cause,
+    });
+  }
+  const db: Db = drizzleNodePg({ client: pool, schema });
+  let closing: Promise<void> | undefined;
+  logger.info({ database: label }, "database connected");
+  return {
+    kind: "postgres",
+    db,
+    pool,
+    label,
+    redact,
+    close() {
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}

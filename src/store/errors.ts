@@ -1,0 +1,65 @@
+import { DrizzleQueryError } from "drizzle-orm/errors";
+import { NonRetryableError, RetryableError } from "../internal/errors.ts";
+
+/**
+ * The database could not be reached or dropped the connection (refused, timed out, authentication, too many
+ * clients, server shutting down). Retryable: the same call may succeed once the database is back.
+ */
+export class DatabaseUnavailableError extends RetryableError {
+  override name = "DatabaseUnavailableError";
+}
+
+/** A migration failed to apply (bad SQL, a conflicting object): running it again will not help. */
+export class MigrationError extends NonRetryableError {
+  override name = "MigrationError";
+}
+
+/** The driver error behind Drizzle's `DrizzleQueryError` wrapper (whose message is the whole query). */
+export function driverErrorOf(error: unknown): unknown {
+  let current = error;
+  while (current instanceof DrizzleQueryError && current.cause !== undefined) current = current.cause;
+  return current;
+}
+
+/**
+ * Whether a driver error means "the database is not reachable right now" rather than "this statement is wrong".
+ * Node socket errors carry an `E…` code; PostgreSQL uses SQLSTATE classes 08 (connection exception),
+ * 53 (insufficient resources: too many connections), 57P (operator intervention: shutdown) and
+ * 28 (invalid authorization). node-postgres reports a dropped socket without a code.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const driverError = driverErrorOf(error);
+  if (typeof driverError !== "object" || driverError === null) return false;
+  const { code, message } = driverError as { code?: unknown; message?: unknown };
+  if (typeof code === "string") {
+    if (/^E[A-Z]+$/.test(code)) return true;
+    if (/^(08|53|28|57P)/.test(code)) return true;
+  }
+  if (typeof message === "string") {
+    return /Connection terminated|connection timeout|timeout expired|PGlite is closed|Client was closed/i.test(
+      message,
+    );
+  }
+  return false;
+}
+
+/**
+ * Copy of a driver error that is safe to keep as a `cause`: its message goes through `redact` (see
+ * `Database.redact`) and
+ * only credential-free fields are kept (`code`, `severity`). Node's `TypeError: Invalid URL` carries the whole
+ * URL in `input`, and pg errors may quote the user name, so the original object is never kept.
+ */
+export function scrubDriverError(error: unknown, redact: (text: string) => string): Error {
+  const driverError = driverErrorOf(error);
+  const message = driverError instanceof Error ? driverError.message : String(driverError);
+  const safe = new Error(redact(message));
+  safe.name = driverError instanceof Error ? driverError.name : "Error";
+  if (typeof driverError === "object" && driverError !== null) {
+    const { code, severity } = driverError as { code?: unknown; severity?: unknown };
+    if (typeof code === "string") Object.assign(safe, { code });
+    if (typeof severity === "string") Object.assign(safe, { severity });
+  }
+  // The original stack repeats the unscrubbed message on its first line.
+  safe.stack = `${safe.name}: ${safe.message}`;
+  return safe;
+}

@@ -1,0 +1,312 @@
+import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import type { Address } from "../config/schema.ts";
+import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
+import { groupBy } from "../internal/groupBy.ts";
+import type { Db } from "./createDatabase.ts";
+import {
+  encodeAddressTransactions,
+  encodeLogs,
+  encodeTransaction,
+  encodeTransfers,
+  type IngestSource,
+  ZERO_ADDRESS,
+} from "./encode.ts";
+import { insertRows } from "./insertRows.ts";
+import { writeOutbox } from "./outbox.ts";
+import {
+  addressTransactions,
+  blocks,
+  indexerCursor,
+  logs,
+  tokenBalances,
+  tokenTransfers,
+  transactions,
+} from "./schema.ts";
+
+export type BlockRow = typeof blocks.$inferInsert;
+
+/** A balance read from the chain (`balanceOf` at `blockNumber`), for tokens kept in `call` mode. */
+export type BalanceReading = { token: Address; holder: Address; balance: bigint; blockNumber: number };
+
+export type CommitInput = {
+  source: IngestSource;
+  /** decoded transactions, any order; already-stored hashes are skipped silently */
+  transactions: readonly IndexedTransaction[];
+  /** headers of the blocks the transactions come from, and of the range end (for reorg checks) */
+  blocks: readonly BlockRow[];
+  /** tokens whose balances are kept by exact delta arithmetic over their transfers */
+  deltaTokens: ReadonlySet<string>;
+  /** balances read with `balanceOf` for `call`-mode tokens; a reading never replaces a newer one */
+  balances?: readonly BalanceReading[];
+  /** the polling cursor to advance in the same database transaction */
+  cursor?: { name: string; blockNumber: number; filterHash: string };
+  /** announce the stored transactions in the fan-out outbox, in the same transaction (PostgreSQL) */
+  outbox?: boolean;
+};
+
+export type CommitResult = {
+  /** the transactions this commit stored (not stored before), in block order */
+  inserted: IndexedTransaction[];
+};
+
+/**
+ * Store one committed batch atomically (SPEC §2): transactions, their logs, transfers and address index,
+ * block headers, balance changes and the cursor, in one database transaction. Idempotent: a transaction
+ * already stored is skipped with its logs and transfers, so its balance deltas are never applied twice.
+ */
+export async function commitBatch(db: Db, input: CommitInput): Promise<CommitResult> {
+  const sorted = [...input.transactions].sort(
+    (a, b) => a.blockNumber - b.blockNumber || a.transactionIndex - b.transactionIndex,
+  );
+  return db.transaction(async (tx) => {
+    // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
+    // CPU than the database's own work on a backfill).
+    const rows = await insertRows(
+      tx,
+      transactions,
+      sorted.map((t) => encodeTransaction(t, input.source)),
+      {
+        onConflict: sql`on conflict do nothing`,
+        returning: sql`returning ${sql.identifier(transactions.hash.name)}`,
+      },
+    );
+    const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
+    const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
+
+    const doNothing = { onConflict: sql`on conflict do nothing` };
+    await insertRows(tx, logs, inserted.flatMap(encodeLogs), doNothing);
+    const transferRows = inserted.flatMap(encodeTransfers);
+    await insertRows(tx, tokenTransfers, transferRows, doNothing);
+    await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
+    await insertRows(tx, blocks, [...new Map(input.blocks.map((b) => [b.number, b])).values()], {
+      onConflict: sql`on conflict (${sql.identifier(blocks.number.name)}) do update set "hash" = excluded."hash", "parent_hash" = excluded."parent_hash", "timestamp" = excluded."timestamp"`,
+    });
+
+    const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
+    for (const t of transferRows) {
+      if (!input.deltaTokens.has(t.tokenAddress)) continue;
+      addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
+      addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
+    }
+    await applyDeltas(tx, [...deltas.values()]);
+    await upsertReadings(tx, input.balances ?? []);
+
+    if (input.cursor) {
+      await tx
+        .insert(indexerCursor)
+        .values({ ...input.cursor, updatedAt: new Date() })
+        .onConflictDoUpdate({
+          target: indexerCursor.name,
+          set: {
+            blockNumber: input.cursor.blockNumber,
+            filterHash: input.cursor.filterHash,
+            updatedAt: new Date(),
+          },
+        });
+    }
+    if (input.outbox) {
+      await writeOutbox(
+        tx,
+        inserted.map((t) => ({
+          kind: "transaction",
+          txHash: t.hash,
+          blockNumber: t.blockNumber,
+          blockHash: t.blockHash,
+        })),
+      );
+    }
+    return { inserted };
+  });
+}
+
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+function addDelta(
+  deltas: Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>,
+  token: string,
+  holder: string,
+  delta: bigint,
+  blockNumber: number,
+) {
+  if (holder === ZERO_ADDRESS || delta === 0n) return;
+  const key = `${token}:${holder}`;
+  const entry = deltas.get(key);
+  if (entry) {
+    entry.delta += delta;
+    entry.blockNumber = Math.max(entry.blockNumber, blockNumber);
+  } else deltas.set(key, { token, holder, delta, blockNumber });
+}
+
+/** Add signed deltas to cached balances (creating rows as needed). Used on ingest and, negated, on rollback. */
+export async function applyDeltas(
+  tx: Tx | Db,
+  deltas: readonly { token: string; holder: string; delta: bigint; blockNumber: number }[],
+): Promise<void> {
+  await insertRows(
+    tx,
+    tokenBalances,
+    deltas.map((d) => ({
+      tokenAddress: d.token,
+      holder: d.holder,
+      balance: d.delta,
+      blockNumber: d.blockNumber,
+    })),
+    {
+      onConflict: sql`on conflict (token_address, holder) do update set
+        balance = ${tokenBalances.balance} + excluded.balance,
+        block_number = greatest(${tokenBalances.blockNumber}, excluded.block_number)`,
+    },
+  );
+}
+
+/**
+ * Write `balanceOf` readings; an older reading never replaces a newer one, unless `replace` (after a
+ * rollback, when the newer ones came from orphaned blocks).
+ */
+export async function upsertReadings(
+  tx: Tx | Db,
+  readings: readonly BalanceReading[],
+  options: { replace?: boolean } = {},
+): Promise<void> {
+  await insertRows(
+    tx,
+    tokenBalances,
+    readings.map((r) => ({
+      tokenAddress: r.token.toLowerCase(),
+      holder: r.holder.toLowerCase(),
+      balance: r.balance,
+      blockNumber: r.blockNumber,
+    })),
+    {
+      onConflict: sql`on conflict (token_address, holder) do update set
+        balance = excluded.balance, block_number = excluded.block_number${
+          options.replace ? sql`` : sql` where ${tokenBalances.blockNumber} <= excluded.block_number`
+        }`,
+    },
+  );
+}
+
+/** Stamp cached balances as checked at `blockNumber` without changing them (their `balanceOf` failed). */
+export async function touchBalances(
+  db: Db,
+  pairs: readonly { token: string; holder: string }[],
+  blockNumber: number,
+): Promise<void> {
+  for (const p of pairs) {
+    await db
+      .update(tokenBalances)
+      .set({ blockNumber })
+      .where(
+        and(
+          eq(tokenBalances.tokenAddress, p.token),
+          eq(tokenBalances.holder, p.holder),
+          lt(tokenBalances.blockNumber, blockNumber),
+        ),
+      );
+  }
+}
+
+export type RemovedTransaction = {
+  hash: string;
+  blockNumber: number;
+  blockHash: string;
+  protocol: string;
+  source: string;
+  /** addresses that took part (for WebSocket address topics) */
+  parties: string[];
+  /** tracked tokens it transferred (for WebSocket token topics) */
+  tokens: string[];
+};
+
+export type RollbackResult = {
+  removed: RemovedTransaction[];
+  /** (token, holder) pairs of `call`-mode tokens whose balances must be read again */
+  staleBalances: { token: string; holder: string }[];
+};
+
+/**
+ * Delete everything stored from orphaned blocks (SPEC §3.4): either every block after `after`, or the given
+ * block numbers. Balances of delta-mode tokens are restored exactly by negating the removed transfers;
+ * call-mode pairs are returned so the caller reads them again from the canonical chain. With `outbox`, the
+ * removals are announced in the fan-out outbox in the same transaction (PostgreSQL).
+ */
+export async function removeBlocks(
+  db: Db,
+  target: { after: number } | { numbers: readonly number[] },
+  deltaTokens: ReadonlySet<string>,
+  cursorName?: string,
+  options: { outbox?: boolean } = {},
+): Promise<RollbackResult> {
+  const where = <T extends { blockNumber: unknown }>(col: T["blockNumber"]) =>
+    "after" in target
+      ? gt(col as typeof transactions.blockNumber, target.after)
+      : inArray(col as typeof transactions.blockNumber, [...target.numbers]);
+  if ("numbers" in target && target.numbers.length === 0) return { removed: [], staleBalances: [] };
+
+  return db.transaction(async (tx) => {
+    const txRows = await tx
+      .select({
+        hash: transactions.hash,
+        blockNumber: transactions.blockNumber,
+        blockHash: transactions.blockHash,
+        protocol: transactions.protocol,
+        source: transactions.source,
+      })
+      .from(transactions)
+      .where(where(transactions.blockNumber))
+      .orderBy(transactions.blockNumber, transactions.transactionIndex);
+    const transferRows = await tx.select().from(tokenTransfers).where(where(tokenTransfers.blockNumber));
+    const partyRows = await tx
+      .select({ address: addressTransactions.address, txHash: addressTransactions.txHash })
+      .from(addressTransactions)
+      .where(where(addressTransactions.blockNumber));
+
+    const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
+    const stale = new Map<string, { token: string; holder: string }>();
+    for (const t of transferRows) {
+      if (deltaTokens.has(t.tokenAddress)) {
+        addDelta(deltas, t.tokenAddress, t.fromAddress, t.amount, 0);
+        addDelta(deltas, t.tokenAddress, t.toAddress, -t.amount, 0);
+      } else {
+        for (const holder of [t.fromAddress, t.toAddress]) {
+          if (holder !== ZERO_ADDRESS)
+            stale.set(`${t.tokenAddress}:${holder}`, { token: t.tokenAddress, holder });
+        }
+      }
+    }
+
+    await tx.delete(logs).where(where(logs.blockNumber));
+    await tx.delete(tokenTransfers).where(where(tokenTransfers.blockNumber));
+    await tx.delete(addressTransactions).where(where(addressTransactions.blockNumber));
+    await tx.delete(transactions).where(where(transactions.blockNumber));
+    await tx.delete(blocks).where(where(blocks.number));
+    await applyDeltas(tx, [...deltas.values()]);
+    if ("after" in target && cursorName) {
+      await tx
+        .update(indexerCursor)
+        .set({ blockNumber: target.after, updatedAt: new Date() })
+        .where(and(sql`${indexerCursor.name} = ${cursorName}`, gt(indexerCursor.blockNumber, target.after)));
+    }
+
+    const parties = groupBy(partyRows, (r) => r.txHash);
+    const tokensOf = groupBy(transferRows, (r) => r.txHash);
+    const removed = txRows.map((r) => ({
+      ...r,
+      parties: (parties.get(r.hash) ?? []).map((p) => p.address),
+      tokens: [...new Set((tokensOf.get(r.hash) ?? []).map((t) => t.tokenAddress))],
+    }));
+    if (options.outbox) {
+      await writeOutbox(
+        tx,
+        removed.map((r) => ({
+          kind: "removed",
+          txHash: r.hash,
+          blockNumber: r.blockNumber,
+          blockHash: r.blockHash,
+          detail: { protocol: r.protocol, parties: r.parties, tokens: r.tokens },
+        })),
+      );
+    }
+    return { removed, staleBalances: [...stale.values()] };
+  });
+}

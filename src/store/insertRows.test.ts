@@ -1,0 +1,117 @@
+import { eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { insertRows } from "./insertRows.ts";
+import { blocks, logs, transactions } from "./schema.ts";
+
+const HASH = `0x${"ab".repeat(32)}`;
+const MAX_UINT256 = 2n ** 256n - 1n;
+
+function transaction(hash: string, overrides: Partial<typeof transactions.$inferInsert> = {}) {
+  return {
+    hash,
+    blockNumber: 2 ** 40,
+    blockHash: `0x${"cd".repeat(32)}`,
+    transactionIndex: 3,
+    blockTimestamp: new Date("2026-11-21T08:00:00.123Z"),
+    fromAddress: "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",
+    toAddress: null,
+    contractAddress: null,
+    valueWei: MAX_UINT256,
+    gasUsed: 21_000n,
+    gasPrice: 0n,
+    status: false,
+    protocol: "demoswap",
+    actionType: "swap",
+    functionName: "swap",
+    functionArgs: {
+      note: 'a "quoted" \\ value, {braces}, and ünïcode',
+      list: ["1", "2"],
+      nested: { a: null },
+    },
+    source: "poll",
+    ...overrides,
+  } satisfies typeof transactions.$inferInsert;
+}
+
+describe("insertRows", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.cleanup();
+  });
+
+  test("default: every column type round-trips exactly, defaults fill omitted columns", async () => {
+    const row = transaction(HASH);
+    const returned = await insertRows(db.database.db, transactions, [row], {
+      returning: sql`returning hash`,
+    });
+    expect(returned).toEqual([{ hash: HASH }]);
+    const [stored] = await db.database.db.select().from(transactions).where(eq(transactions.hash, HASH));
+    const { storedAt, ...rest } = stored!;
+    expect(rest).toEqual(row);
+    expect(storedAt).toBeInstanceOf(Date);
+  });
+
+  test("behavior: arrays, null jsonb and empty arrays", async () => {
+    const rows = [
+      {
+        txHash: HASH,
+        logIndex: 0,
+        blockNumber: 1,
+        address: "0x2000000000000000000000000000000000000001",
+        topics: [`0x${"11".repeat(32)}`, `0x${"22".repeat(32)}`],
+        data: "0x",
+        eventName: "Transfer",
+        eventArgs: { value: "1" },
+      },
+      {
+        txHash: HASH,
+        logIndex: 1,
+        blockNumber: 1,
+        address: "0x2000000000000000000000000000000000000001",
+        topics: [],
+        data: "0x01",
+        eventName: null,
+        eventArgs: null,
+      },
+    ] satisfies (typeof logs.$inferInsert)[];
+    await insertRows(db.database.db, logs, rows);
+    const stored = await db.database.db
+      .select()
+      .from(logs)
+      .where(eq(logs.txHash, HASH))
+      .orderBy(logs.logIndex);
+    expect(stored).toEqual(rows);
+    const nulls = await db.database.db.execute<{ n: boolean }>(
+      sql`select event_args is null as n from logs where tx_hash = ${HASH} and log_index = 1`,
+    );
+    expect(nulls.rows).toEqual([{ n: true }]);
+  });
+
+  test("args: onConflict do nothing returns only the new rows", async () => {
+    const other = `0x${"ef".repeat(32)}`;
+    const returned = await insertRows(db.database.db, transactions, [transaction(HASH), transaction(other)], {
+      onConflict: sql`on conflict do nothing`,
+      returning: sql`returning hash`,
+    });
+    expect(returned).toEqual([{ hash: other }]);
+  });
+
+  test("args: onConflict do update", async () => {
+    const row = { number: 9, hash: "0x01", parentHash: "0x00", timestamp: new Date(0) };
+    await insertRows(db.database.db, blocks, [row]);
+    await insertRows(db.database.db, blocks, [{ ...row, hash: "0x02" }], {
+      onConflict: sql`on conflict (number) do update set hash = excluded.hash`,
+    });
+    expect(await db.database.db.select().from(blocks).where(eq(blocks.number, 9))).toEqual([
+      { ...row, hash: "0x02" },
+    ]);
+  });
+
+  test("behavior: no rows is no statement", async () => {
+    expect(await insertRows(db.database.db, blocks, [])).toEqual([]);
+  });
+});

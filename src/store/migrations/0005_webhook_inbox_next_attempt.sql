@@ -1,0 +1,1 @@
+ALTER TABLE "webhook_inbox" ADD COLUMN "next_attempt_at" timestamp (3) with time zone DEFAULT now() NOT NULL;

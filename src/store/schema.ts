@@ -1,0 +1,375 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+/**
+ * protoscan's storage (SPEC §2). Conventions:
+ * - addresses and hashes are lowercase 0x-hex `text`;
+ * - uint256 values are `numeric(78,0)` mapped to `bigint` in code;
+ * - block numbers are `bigint` mapped to JS numbers (they stay far below 2^53);
+ * - timestamps are `timestamptz(3)`.
+ *
+ * Every list the API serves is backed by a named index here (see docs/performance.md).
+ * Migrations are generated from this file with `npm run db:generate` and are append-only.
+ */
+
+const uint256 = (name: string) => numeric(name, { precision: 78, scale: 0, mode: "bigint" });
+const blockNumber = (name: string) => bigint(name, { mode: "number" });
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
+
+/** Transactions that touch the configured protocols, one row per hash. */
+export const transactions = pgTable(
+  "transactions",
+  {
+    hash: text("hash").primaryKey(),
+    blockNumber: blockNumber("block_number").notNull(),
+    blockHash: text("block_hash").notNull(),
+    transactionIndex: integer("transaction_index").notNull(),
+    blockTimestamp: ts("block_timestamp").notNull(),
+    fromAddress: text("from_address").notNull(),
+    /** null for a contract creation */
+    toAddress: text("to_address"),
+    /** the created contract, for a contract creation */
+    contractAddress: text("contract_address"),
+    valueWei: uint256("value_wei").notNull(),
+    gasUsed: uint256("gas_used").notNull(),
+    /** effective gas price from the receipt */
+    gasPrice: uint256("gas_price").notNull(),
+    status: boolean("status").notNull(),
+    protocol: text("protocol").notNull(),
+    actionType: text("action_type").notNull(),
+    functionName: text("function_name").notNull(),
+    /** decoded call arguments keyed by name, values as strings (`{}` when undecodable) */
+    functionArgs: jsonb("function_args").$type<Record<string, unknown>>().notNull(),
+    /** which pipeline stored it first: poll | webhook | track */
+    source: text("source").notNull(),
+    storedAt: ts("stored_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("transactions_block_idx").on(t.blockNumber.desc(), t.transactionIndex.desc()),
+    index("transactions_protocol_block_idx").on(t.protocol, t.blockNumber.desc(), t.transactionIndex.desc()),
+    index("transactions_protocol_action_block_idx").on(
+      t.protocol,
+      t.actionType,
+      t.blockNumber.desc(),
+      t.transactionIndex.desc(),
+    ),
+    index("transactions_action_block_idx").on(t.actionType, t.blockNumber.desc(), t.transactionIndex.desc()),
+    index("transactions_timestamp_idx").on(t.blockTimestamp),
+  ],
+);
+
+/** Every log of every stored transaction's receipt, decoded when an ABI matches. */
+export const logs = pgTable(
+  "logs",
+  {
+    txHash: text("tx_hash").notNull(),
+    logIndex: integer("log_index").notNull(),
+    blockNumber: blockNumber("block_number").notNull(),
+    address: text("address").notNull(),
+    topics: text("topics").array().notNull(),
+    data: text("data").notNull(),
+    /** null when no known ABI decodes it */
+    eventName: text("event_name"),
+    eventArgs: jsonb("event_args").$type<Record<string, unknown>>(),
+  },
+  (t) => [primaryKey({ columns: [t.txHash, t.logIndex] }), index("logs_block_idx").on(t.blockNumber)],
+);
+
+/** ERC-20 Transfer logs of tracked tokens found in stored transactions. */
+export const tokenTransfers = pgTable(
+  "token_transfers",
+  {
+    txHash: text("tx_hash").notNull(),
+    logIndex: integer("log_index").notNull(),
+    blockNumber: blockNumber("block_number").notNull(),
+    transactionIndex: integer("transaction_index").notNull(),
+    blockTimestamp: ts("block_timestamp").notNull(),
+    tokenAddress: text("token_address").notNull(),
+    fromAddress: text("from_address").notNull(),
+    toAddress: text("to_address").notNull(),
+    amount: uint256("amount").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.txHash, t.logIndex] }),
+    index("token_transfers_token_block_idx").on(t.tokenAddress, t.blockNumber.desc(), t.logIndex.desc()),
+    // A token's events filtered by a party: one index scan per side, merged (UNION) newest first.
+    index("token_transfers_token_from_block_idx").on(
+      t.tokenAddress,
+      t.fromAddress,
+      t.blockNumber.desc(),
+      t.logIndex.desc(),
+    ),
+    index("token_transfers_token_to_block_idx").on(
+      t.tokenAddress,
+      t.toAddress,
+      t.blockNumber.desc(),
+      t.logIndex.desc(),
+    ),
+    index("token_transfers_block_idx").on(t.blockNumber),
+  ],
+);
+
+/**
+ * Which addresses take part in which stored transaction (sender, recipient, token-transfer party):
+ * maintained on insert so that address transaction lists page by index, never by scanning transfers.
+ */
+export const addressTransactions = pgTable(
+  "address_transactions",
+  {
+    address: text("address").notNull(),
+    txHash: text("tx_hash").notNull(),
+    blockNumber: blockNumber("block_number").notNull(),
+    transactionIndex: integer("transaction_index").notNull(),
+    protocol: text("protocol").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.address, t.txHash] }),
+    index("address_transactions_address_block_idx").on(
+      t.address,
+      t.blockNumber.desc(),
+      t.transactionIndex.desc(),
+    ),
+    // An address's transactions filtered by protocol (`?protocol=`): one seek, newest first.
+    index("address_transactions_address_protocol_block_idx").on(
+      t.address,
+      t.protocol,
+      t.blockNumber.desc(),
+      t.transactionIndex.desc(),
+    ),
+    index("address_transactions_block_idx").on(t.blockNumber),
+  ],
+);
+
+/** (token, holder) -> balance at `blockNumber`, for tracked tokens. Zero balances are kept (and hidden). */
+export const tokenBalances = pgTable(
+  "token_balances",
+  {
+    tokenAddress: text("token_address").notNull(),
+    holder: text("holder").notNull(),
+    balance: uint256("balance").notNull(),
+    blockNumber: blockNumber("block_number").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tokenAddress, t.holder] }),
+    index("token_balances_token_balance_idx")
+      .on(t.tokenAddress, t.balance.desc(), t.holder)
+      .where(sql`${t.balance} > 0`),
+    index("token_balances_holder_idx").on(t.holder),
+  ],
+);
+
+/**
+ * Per-token counters read by the token detail and the holders total in O(1): stored transfers, and holders
+ * with a balance above zero. Maintained by statement-level triggers on `token_transfers` and
+ * `token_balances` (migration `0002_token_stats_triggers`), so they stay exact through ingest, reorg
+ * rollback and any direct write. A token with no row has zero of both.
+ */
+export const tokenStats = pgTable("token_stats", {
+  tokenAddress: text("token_address").primaryKey(),
+  transfersCount: bigint("transfers_count", { mode: "number" }).notNull().default(0),
+  holdersCount: bigint("holders_count", { mode: "number" }).notNull().default(0),
+});
+
+/**
+ * Per-token indexing facts: how its balances are kept. `delta` when its whole history is indexed
+ * (exact arithmetic over its transfers), `call` when balances are read with `balanceOf`.
+ */
+export const tokenState = pgTable("token_state", {
+  tokenAddress: text("token_address").primaryKey(),
+  balanceMode: text("balance_mode").notNull(),
+  /** the first block whose transfers are all indexed */
+  fromBlock: blockNumber("from_block").notNull(),
+});
+
+/** The polling indexer's cursor: the last block whose whole range is committed. */
+export const indexerCursor = pgTable("indexer_cursor", {
+  name: text("name").primaryKey(),
+  blockNumber: blockNumber("block_number").notNull(),
+  /** fingerprint of the scanned address set; a change means the new addresses need a backfill */
+  filterHash: text("filter_hash").notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** Hashes of recent blocks (at least the unfinalized window) to detect reorgs, and blocks of stored txs. */
+export const blocks = pgTable(
+  "blocks",
+  {
+    number: blockNumber("number").primaryKey(),
+    hash: text("hash").notNull(),
+    parentHash: text("parent_hash").notNull(),
+    timestamp: ts("timestamp").notNull(),
+  },
+  (t) => [uniqueIndex("blocks_hash_idx").on(t.hash)],
+);
+
+/** Webhook deliveries exactly as received, written before they are acknowledged. */
+export const webhookInbox = pgTable(
+  "webhook_inbox",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    provider: text("provider").notNull(),
+    deliveryId: text("delivery_id").notNull(),
+    rawBody: text("raw_body").notNull(),
+    /** pending | done | failed */
+    status: text("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    receivedAt: ts("received_at").notNull().defaultNow(),
+    processedAt: ts("processed_at"),
+    /**
+     * A pending delivery is not picked up before this time: set forward while a worker holds it (a lease that
+     * lapses if that worker dies) and to the retry time after a failed or not-yet-mined attempt.
+     */
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("webhook_inbox_delivery_idx").on(t.provider, t.deliveryId),
+    index("webhook_inbox_pending_idx").on(t.id).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+/** Transactions submitted to `POST /api/track-tx` that were not mined yet: re-checked until mined or expired. */
+export const trackedTransactions = pgTable(
+  "tracked_transactions",
+  {
+    txHash: text("tx_hash").primaryKey(),
+    protocolHint: text("protocol_hint"),
+    /** pending | indexed | not_relevant | expired */
+    status: text("status").notNull().default("pending"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+    lastCheckedAt: ts("last_checked_at"),
+  },
+  (t) => [index("tracked_transactions_pending_idx").on(t.expiresAt).where(sql`${t.status} = 'pending'`)],
+);
+
+/** The latest USD price of each token with its tier (api | dex | static) and time. */
+export const prices = pgTable("prices", {
+  tokenAddress: text("token_address").primaryKey(),
+  priceUsd: doublePrecision("price_usd").notNull(),
+  source: text("source").notNull(),
+  /** when the price was true (the upstream's timestamp when it gives one) */
+  priceAt: ts("price_at").notNull(),
+  fetchedAt: ts("fetched_at").notNull().defaultNow(),
+});
+
+/**
+ * Per-protocol counters behind `GET /api/protocol/:id/stats` and the overview (SPEC §7): stored
+ * transactions attributed to the protocol and distinct senders among them, all time. Maintained by
+ * statement-level triggers on `transactions` (migration `protocol_stats_triggers`), so they stay exact
+ * through ingest, reorg rollback and any direct write. A protocol with no row has zero of both.
+ */
+export const protocolStats = pgTable("protocol_stats", {
+  protocol: text("protocol").primaryKey(),
+  transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
+  uniqueUsers: bigint("unique_users", { mode: "number" }).notNull().default(0),
+  /** when a transaction of the protocol was last stored or removed */
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/** (protocol, sender) -> its stored transactions: the distinct set counted by `protocol_stats.unique_users`. */
+export const protocolUsers = pgTable(
+  "protocol_users",
+  {
+    protocol: text("protocol").notNull(),
+    address: text("address").notNull(),
+    transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.protocol, t.address] })],
+);
+
+/**
+ * Every address taking part in a stored transaction (the parties of `address_transactions`) with how many:
+ * the distinct set behind `stat_counters.addresses`. Maintained by triggers on `address_transactions`.
+ */
+export const addressStats = pgTable("address_stats", {
+  address: text("address").primaryKey(),
+  transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
+});
+
+/** Global counters kept by triggers (`addresses`: rows of `address_stats`), read in O(1) by the stats. */
+export const statCounters = pgTable("stat_counters", {
+  name: text("name").primaryKey(),
+  value: bigint("value", { mode: "number" }).notNull().default(0),
+});
+
+/** What a `removed` outbox row keeps of the removed transaction for WebSocket topics (its rows are gone). */
+export type OutboxRemovedDetail = { protocol: string; parties: string[]; tokens: string[] };
+
+/**
+ * The outbox of the PostgreSQL fan-out (SPEC §5, §9): one row per broadcast event (a stored transaction, or a
+ * transaction removed by a reorg), written in the database transaction that stored or removed it, under a
+ * transaction-level advisory lock so that `seq` order is commit order. `--role api` replicas deliver rows in
+ * `seq` order, woken by NOTIFY, and catch up from the last `seq` they delivered after a lost connection.
+ * Rows are pruned after a retention period (store/outbox.ts). Not written on PGlite (one process).
+ */
+export const broadcastOutbox = pgTable(
+  "broadcast_outbox",
+  {
+    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    /** transaction | removed */
+    kind: text("kind").notNull(),
+    txHash: text("tx_hash").notNull(),
+    blockNumber: blockNumber("block_number").notNull(),
+    /** the block the event is about: a listener ignores a `transaction` row whose stored copy moved since */
+    blockHash: text("block_hash").notNull(),
+    /** `removed` only */
+    detail: jsonb("detail").$type<OutboxRemovedDetail>(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("broadcast_outbox_created_idx").on(t.createdAt)],
+);
+
+/**
+ * The USD volume of each recent stored transaction (SPEC §7 `dailyVolume`, docs/prices.md): one row per
+ * transaction no older than 25 hours, created and deleted with it by triggers on `transactions` (migration
+ * `usd_volume_triggers`), valued once by the USD statistics with the prices of that moment (`volume_usd` is
+ * null until then), pruned once it has left the trailing-24-hours window.
+ */
+export const transactionVolumes = pgTable(
+  "transaction_volumes",
+  {
+    txHash: text("tx_hash").primaryKey(),
+    protocol: text("protocol").notNull(),
+    blockTimestamp: ts("block_timestamp").notNull(),
+    /** null until valued */
+    volumeUsd: doublePrecision("volume_usd"),
+    /** fingerprint of the configuration it was valued under (protocol addresses, tracked tokens) */
+    configHash: text("config_hash"),
+    valuedAt: ts("valued_at"),
+  },
+  (t) => [
+    index("transaction_volumes_timestamp_idx").on(t.blockTimestamp),
+    index("transaction_volumes_pending_idx").on(t.blockTimestamp).where(sql`${t.volumeUsd} is null`),
+  ],
+);
+
+/**
+ * Per protocol and UTC hour of block time: the transactions of `transaction_volumes` and the sum of their
+ * valued USD volume (exact `numeric`, so adding and removing a value leaves no rounding residue). Kept by
+ * statement-level triggers on `transaction_volumes`; the trailing 24 hours read at most 25 rows per protocol.
+ */
+export const protocolVolumeHours = pgTable(
+  "protocol_volume_hours",
+  {
+    protocol: text("protocol").notNull(),
+    hour: ts("hour").notNull(),
+    transactions: bigint("transactions", { mode: "number" }).notNull().default(0),
+    volumeUsd: numeric("volume_usd").notNull().default("0"),
+  },
+  (t) => [primaryKey({ columns: [t.protocol, t.hour] })],
+);

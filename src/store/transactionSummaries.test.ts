@@ -1,0 +1,126 @@
+import { maxUint256 } from "viem";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { captureQueries } from "../../test/helpers/explain.ts";
+import { DEMO } from "../decode/testRegistry.ts";
+import { ALICE, BOB, swapTransaction, transferLog } from "../realtime/_test/fixtures.ts";
+import { getAddressTransactions } from "./addressReads.ts";
+import type { Db } from "./createDatabase.ts";
+import { commitBatch } from "./ingestWrites.ts";
+import { getProtocolTransactions } from "./protocolReads.ts";
+import { getRecentTransactions, getTransaction } from "./transactionReads.ts";
+import { getTransactionSummary, type TransactionSummary } from "./transactionSummaries.ts";
+
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
+const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
+const COUNT = 30;
+
+/** The summary the full rows of `getTransaction` make: decoded logs only, the API's fields, log order. */
+async function summaryFromDetails(db: Db, txHash: string): Promise<TransactionSummary | null> {
+  const details = await getTransaction(db, txHash);
+  if (!details) return null;
+  return {
+    tx: details.tx,
+    logs: details.logs
+      .filter((l) => l.eventName !== null)
+      .map(({ logIndex, address, eventName, eventArgs }) => ({ logIndex, address, eventName, eventArgs })),
+    transfers: details.transfers.map(({ logIndex, tokenAddress, fromAddress, toAddress, amount }) => ({
+      logIndex,
+      tokenAddress,
+      fromAddress,
+      toAddress,
+      amount,
+    })),
+  };
+}
+
+const byLogIndex = (s: TransactionSummary | null) =>
+  s && {
+    ...s,
+    logs: [...s.logs].sort((a, b) => a.logIndex - b.logIndex),
+    transfers: [...s.transfers].sort((a, b) => a.logIndex - b.logIndex),
+  };
+
+describe("transactionSummaries", () => {
+  let tdb: TestDatabase;
+  let db: Db;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = tdb.database.db;
+    // Swaps in 10 blocks of 3; each also has a log no ABI decodes and a transfer of 2^256 - 1 DEMO.
+    const transactions = Array.from({ length: COUNT }, (_, i) => {
+      const base = swapTransaction();
+      return swapTransaction({
+        hash: hash(i + 1),
+        blockNumber: 100 + Math.floor(i / 3),
+        blockHash: blockHash(100 + Math.floor(i / 3)),
+        transactionIndex: i % 3,
+        logs: [
+          ...base.logs,
+          { logIndex: 2, address: DEMO, topics: [hash(0xdead)], data: "0x" },
+          transferLog(3, DEMO, BOB, ALICE, maxUint256),
+        ],
+      });
+    });
+    await commitBatch(db, {
+      source: "poll",
+      transactions,
+      blocks: Array.from({ length: 10 }, (_, i) => ({
+        number: 100 + i,
+        hash: blockHash(100 + i),
+        parentHash: blockHash(99 + i),
+        timestamp: new Date("2026-11-21T08:00:00.000Z"),
+      })),
+      deltaTokens: new Set(),
+    });
+  });
+  afterAll(async () => {
+    await tdb?.cleanup();
+  });
+
+  test("default: one statement, the decoded events and the transfers of the stored rows, amounts exact", async () => {
+    const queries = await captureQueries(tdb.database, () => getTransactionSummary(db, hash(7)));
+    expect(queries).toHaveLength(1);
+    const summary = await getTransactionSummary(db, hash(7).toUpperCase().replace("0X", "0x"));
+    expect(byLogIndex(summary)).toEqual(await summaryFromDetails(db, hash(7)));
+    expect(summary?.logs.map((l) => l.eventName).sort()).toEqual(["Transfer", "Transfer", "Transfer"]);
+    expect(summary?.transfers.find((t) => t.logIndex === 3)?.amount).toBe(maxUint256);
+    expect(await getTransactionSummary(db, hash(999))).toBeNull();
+  });
+
+  test("default: list reads are one statement each and match the stored rows, newest first", async () => {
+    const reads: [string, () => Promise<TransactionSummary[]>][] = [
+      ["recent", () => getRecentTransactions(db, { limit: 5 })],
+      ["protocol", () => getProtocolTransactions(db, "demoswap", { limit: 5, offset: 4 })],
+      ["address", () => getAddressTransactions(db, ALICE, { limit: 5, offset: 4 })],
+    ];
+    for (const [name, read] of reads) {
+      expect(await captureQueries(tdb.database, read), name).toHaveLength(1);
+      const page = await read();
+      expect(page, name).toHaveLength(5);
+      for (const s of page) expect(byLogIndex(s), name).toEqual(await summaryFromDetails(db, s.tx.hash));
+    }
+    const protocolPage = await getProtocolTransactions(db, "demoswap", { limit: 5, offset: 4 });
+    expect(protocolPage.map((s) => s.tx.hash)).toEqual([26, 25, 24, 23, 22].map(hash));
+  });
+
+  test("behavior: an offset page reads the events and transfers of its own rows only", async () => {
+    const [query] = await captureQueries(tdb.database, () =>
+      getAddressTransactions(db, ALICE, { limit: 2, offset: 20 }),
+    );
+    const driver = (tdb.database.kind === "pglite" ? tdb.database.client : tdb.database.pool) as unknown as {
+      query: (text: string, params: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
+    };
+    const result = await driver.query(
+      `explain (analyze, costs off, timing off) ${query!.text}`,
+      query!.params,
+    );
+    const plan = result.rows.map((r) => String(r["QUERY PLAN"])).join("\n");
+    // Each correlated subquery runs once per row of the page (2), not for the 20 rows skipped.
+    const loops = [...plan.matchAll(/Aggregate \(actual rows=[\d.]+ loops=(\d+)\)/g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(loops, plan).toEqual([2, 2]);
+  });
+});

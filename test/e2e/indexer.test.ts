@@ -1,0 +1,179 @@
+import { and, eq } from "drizzle-orm";
+import { createWalletClient, encodeFunctionData, erc20Abi, type Hash, http, parseEther } from "viem";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { resolveConfig } from "../../src/config/resolveConfig.ts";
+import type { Config } from "../../src/config/schema.ts";
+import { type Activity, generateTransactions, startActivity } from "../../src/demo/activity.ts";
+import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
+import { demoConfigFile } from "../../src/demo/demoConfig.ts";
+import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
+import { tokenBalances, transactions } from "../../src/store/schema.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
+import { createTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import { verifyStoreAgainstChain } from "../helpers/verifyStore.ts";
+
+/** A seeded PRNG so the mixed activity is the same on every run. */
+function seeded(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+async function mixedActivity(rpcUrl: string, deployment: DemoDeployment, count: number) {
+  let seen = 0;
+  let activity: Activity | undefined;
+  await new Promise<void>((resolve) => {
+    activity = startActivity({
+      rpcUrl,
+      deployment,
+      intervalMs: 0,
+      random: seeded(42),
+      onTransaction: () => {
+        if (++seen >= count) resolve();
+      },
+    });
+  });
+  await activity?.stop();
+}
+
+describe("polling indexer on anvil", () => {
+  let anvil: Anvil;
+  let deployment: DemoDeployment;
+  let config: Config;
+  let db: TestDatabase;
+  let pipeline: TestPipeline;
+
+  beforeAll(async () => {
+    anvil = await startAnvil();
+    deployment = await deployDemo({ rpcUrl: anvil.url });
+    config = resolveConfig(demoConfigFile(deployment, { rpcUrl: anvil.url }), null);
+    await generateTransactions({ rpcUrl: anvil.url, deployment, count: 250, perBlock: 9 });
+    await mixedActivity(anvil.url, deployment, 60);
+    db = await createTestDatabase();
+    pipeline = await createTestPipeline({ config, database: db.database });
+  });
+
+  afterAll(async () => {
+    await pipeline?.close();
+    await db?.cleanup();
+    await anvil?.stop();
+  });
+
+  test("default: the store equals the chain after a backfill", async () => {
+    const indexed = await pipeline.catchUp();
+    const problems = await verifyStoreAgainstChain({
+      rpcUrl: anvil.url,
+      db: db.database.db,
+      config,
+      fromBlock: config.indexer.startBlock,
+      toBlock: indexed,
+    });
+    expect(problems).toEqual([]);
+    const stored = pipeline.events.filter((e) => e.type === "transaction");
+    expect(stored.length).toBeGreaterThan(250);
+    // broadcasts come in block order, once per transaction
+    const keys = stored.map((e) =>
+      e.type === "transaction" ? e.transaction.blockNumber * 1e4 + e.transaction.transactionIndex : 0,
+    );
+    expect(keys).toEqual([...keys].sort((a, b) => a - b));
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  test("behavior: a transaction touching only a shared contract is not indexed by polling", async () => {
+    const wallet = createWalletClient({ transport: http(anvil.url) });
+    const [user, other] = deployment.users as [Hash, Hash];
+    const hash = await wallet.sendTransaction({
+      account: user,
+      chain: null,
+      to: deployment.contracts.disperse,
+      value: parseEther("0.2"),
+      data: encodeFunctionData({
+        abi: deployment.abis.disperse,
+        functionName: "disperseEther",
+        args: [[other], [parseEther("0.2")]],
+      }),
+    });
+    await pipeline.catchUp();
+    const rows = await db.database.db
+      .select()
+      .from(transactions)
+      .where(eq(transactions.hash, hash.toLowerCase()));
+    expect(rows).toEqual([]);
+  });
+
+  test("behavior: the verification catches a wrong balance (it can fail)", async () => {
+    const [row] = await db.database.db.select().from(tokenBalances).limit(1);
+    if (!row) throw new Error("no balances stored");
+    const where = and(eq(tokenBalances.tokenAddress, row.tokenAddress), eq(tokenBalances.holder, row.holder));
+    await db.database.db
+      .update(tokenBalances)
+      .set({ balance: row.balance + 1n })
+      .where(where);
+    const problems = await verifyStoreAgainstChain({
+      rpcUrl: anvil.url,
+      db: db.database.db,
+      config,
+      fromBlock: config.indexer.startBlock,
+      toBlock: Number(await pipeline.chain.client.getBlockNumber({ cacheTime: 0 })),
+    });
+    await db.database.db.update(tokenBalances).set({ balance: row.balance }).where(where);
+    expect(problems.some((p) => p.startsWith(`balance ${row.tokenAddress}:${row.holder}`))).toBe(true);
+  });
+
+  test("behavior: balances of a token not scanned in full follow transfers protoscan never stores", async () => {
+    // WETH is tracked but not exclusive: a plain WETH transfer between two users touches nothing configured.
+    await pipeline.catchUp();
+    const [from, to] = deployment.users as [Hash, Hash];
+    const weth = deployment.tokens.WETH.address;
+    const wallet = createWalletClient({ transport: http(anvil.url) });
+    const hash = await wallet.writeContract({
+      account: from,
+      chain: null,
+      address: weth,
+      abi: erc20Abi,
+      functionName: "transfer",
+      args: [to, parseEther("0.3")],
+    });
+    const indexed = await pipeline.catchUp();
+    expect(
+      await db.database.db.select().from(transactions).where(eq(transactions.hash, hash.toLowerCase())),
+    ).toEqual([]);
+    const cached = await db.database.db
+      .select()
+      .from(tokenBalances)
+      .where(and(eq(tokenBalances.tokenAddress, weth), eq(tokenBalances.holder, from.toLowerCase())));
+    const onChain = await pipeline.chain.client.readContract({
+      address: weth,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [from],
+      blockNumber: BigInt(indexed),
+    });
+    expect(cached[0]?.balance).toBe(onChain);
+    const problems = await verifyStoreAgainstChain({
+      rpcUrl: anvil.url,
+      db: db.database.db,
+      config,
+      fromBlock: config.indexer.startBlock,
+      toBlock: indexed,
+    });
+    expect(problems).toEqual([]);
+  });
+
+  test("behavior: new blocks are picked up by the next cycle", async () => {
+    await generateTransactions({ rpcUrl: anvil.url, deployment, count: 30, perBlock: 4 });
+    const before = pipeline.events.length;
+    const indexed = await pipeline.catchUp();
+    expect(pipeline.events.length - before).toBe(30);
+    const problems = await verifyStoreAgainstChain({
+      rpcUrl: anvil.url,
+      db: db.database.db,
+      config,
+      fromBlock: config.indexer.startBlock,
+      toBlock: indexed,
+    });
+    expect(problems).toEqual([]);
+  });
+});
