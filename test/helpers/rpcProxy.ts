@@ -8,6 +8,10 @@ import type { AddressInfo } from "node:net";
  * - `timeout`: the HTTP request is never answered.
  * - `drop`: the socket is destroyed without an answer.
  * - `malformed`: 200 with a truncated JSON body.
+ * - `rewrite`: the matching call is forwarded and its `result` replaced by `rewrite(result, params)` (a
+ *   provider answering with data that contradicts itself or the request).
+ * - `rewriteBody`: the HTTP request is forwarded and the whole JSON answer (an array for a batch) replaced by
+ *   `rewrite(answer)` (e.g. a batch answer whose ids do not match the request).
  */
 export type RpcFault = (
   | { kind: "http"; status: number; headers?: Record<string, string>; body?: string }
@@ -15,6 +19,8 @@ export type RpcFault = (
   | { kind: "timeout" }
   | { kind: "drop" }
   | { kind: "malformed" }
+  | { kind: "rewrite"; rewrite: (result: unknown, params: unknown) => unknown }
+  | { kind: "rewriteBody"; rewrite: (answer: unknown) => unknown }
 ) & {
   /** Only calls of this JSON-RPC method (default: any method). */
   method?: string;
@@ -135,7 +141,7 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
 
     let fault: RpcFault | undefined;
     for (const record of records) {
-      fault ??= take(record, ["http", "timeout", "drop", "malformed"]);
+      fault ??= take(record, ["http", "timeout", "drop", "malformed", "rewriteBody"]);
     }
     if (fault) for (const record of records) record.fault = fault;
     if (fault?.kind === "timeout") return; // never answer; close() ends the connection
@@ -159,8 +165,13 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     const answers: unknown[] = new Array(calls.length);
     const forwarded: JsonRpcCall[] = [];
     const slots: number[] = [];
+    const rewrites = new Map<number, (result: unknown, params: unknown) => unknown>();
     calls.forEach((call, i) => {
-      const rpc = take(records[i]!, ["rpcError"]);
+      const rpc = take(records[i]!, ["rpcError", "rewrite"]);
+      if (rpc?.kind === "rewrite") {
+        records[i]!.fault = rpc;
+        rewrites.set(i, rpc.rewrite);
+      }
       if (rpc?.kind === "rpcError") {
         records[i]!.fault = rpc;
         const error = {
@@ -185,7 +196,14 @@ export async function startRpcProxy(options: { upstream: string }): Promise<RpcP
     slots.forEach((slot, k) => {
       answers[slot] = byId.get(JSON.stringify(forwarded[k]!.id)) ?? upstream[k];
     });
-    sendJson(res, 200, batch ? answers : answers[0]);
+    for (const [slot, rewrite] of rewrites) {
+      const answer = answers[slot];
+      if (isRecord(answer) && "result" in answer) {
+        answers[slot] = { ...answer, result: rewrite(answer.result, calls[slot]!.params) };
+      }
+    }
+    const body = batch ? answers : answers[0];
+    sendJson(res, 200, fault?.kind === "rewriteBody" ? fault.rewrite(body) : body);
   }
 
   const server = createServer((req, res) => {
