@@ -10,13 +10,12 @@
  * block. Prints p50/p99 per path and PASS/MISS against the targets. Every process it starts is stopped.
  */
 import type { ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import pg from "pg";
-import { errorMessage, NonRetryableError } from "../src/internal/errors.ts";
-import { type BenchChain, sleep, startBenchChain } from "./realtime/benchChain.ts";
+import { errorMessage } from "../src/internal/errors.ts";
+import { freshPostgresDatabase } from "./freshPostgresDatabase.ts";
+import { startBenchChain } from "./realtime/benchChain.ts";
 import { createTxWatcher } from "./realtime/createTxWatcher.ts";
 import { summarizeLatencies } from "./realtime/latencyStats.ts";
 import { type FanoutRun, measureFanout } from "./realtime/measureFanout.ts";
@@ -34,6 +33,7 @@ import {
   verdict,
 } from "./realtime/realtimeReport.ts";
 import { type BenchProtoscan, startBenchProtoscan } from "./realtime/startBenchProtoscan.ts";
+import { waitCaughtUp } from "./waitCaughtUp.ts";
 
 const children = new Set<ChildProcess>();
 const cleanups: (() => Promise<void>)[] = [];
@@ -48,38 +48,6 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     void cleanup().finally(() => process.exit(130));
   });
-}
-
-/** A fresh database on the DATABASE_URL server, dropped at cleanup. */
-async function freshPostgresDatabase(serverUrl: string): Promise<string> {
-  const name = `protoscan_bench_rt_${randomBytes(4).toString("hex")}`;
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: serverUrl, application_name: "protoscan-bench" });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE "${name}"`);
-  cleanups.push(() => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-/** Wait until protoscan has indexed up to the node's head (`GET /api/stats` `indexer.lagBlocks` 0). */
-async function waitCaughtUp(apiUrl: string, chain: BenchChain): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const response = await fetch(`${apiUrl}/api/stats`);
-    const stats = (await response.json()) as { indexer?: { indexedBlock?: number | null } };
-    const indexed = stats.indexer?.indexedBlock ?? -1;
-    if (indexed >= (await chain.blockNumber()) - 1) return;
-    await sleep(250);
-  }
-  throw new NonRetryableError("protoscan did not catch up with the chain within 120 s");
 }
 
 /** The two rows of a request path: to the WebSocket message (with its target), and to the HTTP response. */
@@ -103,7 +71,12 @@ async function main(): Promise<void> {
   say("starting anvil (1 s blocks) and deploying the demo protocols…");
   const chain = await startBenchChain();
   cleanups.push(() => chain.anvil.stop());
-  const databaseUrl = serverUrl ? await freshPostgresDatabase(serverUrl) : undefined;
+  let databaseUrl: string | undefined;
+  if (serverUrl) {
+    const database = await freshPostgresDatabase(serverUrl, "rt");
+    cleanups.push(database.drop);
+    databaseUrl = database.url;
+  }
   say(
     `starting protoscan (node bin/protoscan.js start) on ${databaseUrl ? "PostgreSQL" : "PGlite on disk"}…`,
   );

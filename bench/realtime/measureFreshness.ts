@@ -1,4 +1,5 @@
 import type { Hex } from "viem";
+import type { DemoDeployment } from "../../src/demo/deploy.ts";
 import { NonRetryableError } from "../../src/internal/errors.ts";
 import { alchemyAddressActivity, alchemyHeaders } from "../../src/webhooks/_test/fixtures.ts";
 import { type BenchChain, exclusiveTransfer, sharedDisperse } from "./benchChain.ts";
@@ -106,9 +107,6 @@ export async function measureWebhook(
   options: { samples: number; perBlock: number },
   progress: (done: number) => void,
 ): Promise<PathSamples> {
-  const d = chain.deployment;
-  const weth = d.tokens.WETH.address as Hex;
-  const disperse = d.contracts.disperse as Hex;
   let i = 0;
   return await measureRequests(
     chain,
@@ -116,22 +114,7 @@ export async function measureWebhook(
     options.samples,
     options.perBlock,
     async (hash, block) => {
-      const from = d.users[i % d.users.length] as Hex;
-      const to = d.users[(i + 1) % d.users.length] as Hex;
-      i++;
-      const token = {
-        category: "token" as const,
-        value: 0.001,
-        rawValue: 10n ** 15n,
-        asset: "WETH",
-        contract: weth,
-      };
-      const body = JSON.stringify(
-        alchemyAddressActivity([
-          { ...token, hash, blockNum: block, fromAddress: from, toAddress: disperse, logIndex: 0 },
-          { ...token, hash, blockNum: block, fromAddress: disperse, toAddress: to, logIndex: 1 },
-        ]),
-      );
+      const body = JSON.stringify(disperseActivity(chain.deployment, hash, block, i++));
       const response = await fetch(`${apiUrl}/api/webhooks/alchemy`, {
         method: "POST",
         headers: alchemyHeaders(body, BENCH_ALCHEMY_KEY),
@@ -143,6 +126,35 @@ export async function measureWebhook(
     },
     progress,
   );
+}
+
+/**
+ * An Alchemy Notify `ADDRESS_ACTIVITY` delivery (fresh delivery id) for the `i`-th {@link sharedDisperse}
+ * call: the WETH transfer from its sender into Disperse and out to its recipient, `token` category, shaped as
+ * Alchemy does (src/webhooks/_test/fixtures.ts); `sender` when another account than the `i`-th user sent it.
+ * Sign it with `alchemyHeaders(body, BENCH_ALCHEMY_KEY)`.
+ */
+export function disperseActivity(
+  d: DemoDeployment,
+  hash: Hex,
+  block: number,
+  i: number,
+  sender?: Hex,
+): Record<string, unknown> {
+  const from = sender ?? (d.users[i % d.users.length] as Hex);
+  const to = d.users[(i + 1) % d.users.length] as Hex;
+  const disperse = d.contracts.disperse as Hex;
+  const token = {
+    category: "token" as const,
+    value: 0.001,
+    rawValue: 10n ** 15n,
+    asset: "WETH",
+    contract: d.tokens.WETH.address as Hex,
+  };
+  return alchemyAddressActivity([
+    { ...token, hash, blockNum: block, fromAddress: from, toAddress: disperse, logIndex: 0 },
+    { ...token, hash, blockNum: block, fromAddress: disperse, toAddress: to, logIndex: 1 },
+  ]);
 }
 
 /** Track-tx path: `POST /api/track-tx {"txHash"}` for each mined Disperse call; it must answer 200 indexed. */
