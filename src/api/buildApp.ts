@@ -7,6 +7,7 @@ import { createPriceEngine, type PriceEngine } from "../prices/createPriceEngine
 import type { Hub, HubSource } from "../realtime/createHub.ts";
 import { registerWebSocketRoute } from "../realtime/websocketRoute.ts";
 import { createUsdStats, type UsdStats } from "../stats/createUsdStats.ts";
+import { type ChangeNotices, listenForChanges } from "../store/changeNotices.ts";
 import type { Database } from "../store/createDatabase.ts";
 import type { WriterLock } from "../store/createWriterLock.ts";
 import type { Tracker } from "../tracking/createTracker.ts";
@@ -46,6 +47,11 @@ export type AppDeps = {
   prices?: PriceEngine;
   /** the USD statistics behind protocol stats, overview and /api/stats; built when absent */
   usdStats?: UsdStats;
+  /**
+   * committed changes to token balances and the cursor (migration 0009), which empty the caches built from
+   * them; with `events` and without it, the app listens itself (and stops when it closes)
+   */
+  changes?: ChangeNotices;
 };
 
 /** What route modules receive: the app's deps with the price engine and the USD statistics filled in. */
@@ -74,7 +80,14 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
 
   const prices = deps.prices ?? createPriceEngine(common, { chain: deps.chain, db: deps.database.db });
   const usdStats = deps.usdStats ?? createUsdStats(common, { db: deps.database.db, prices });
-  const routeDeps: RouteDeps = { ...deps, prices, usdStats };
+  // Caches exist only with events; those built from balances or the cursor also need the change notices.
+  let changes = deps.changes;
+  if (deps.events && !changes) {
+    const own = await listenForChanges(deps.database, { logger: common.logger.child({ module: "api" }) });
+    app.addHook("onClose", () => own.close());
+    changes = own;
+  }
+  const routeDeps: RouteDeps = { ...deps, prices, usdStats, ...(changes ? { changes } : {}) };
 
   registerProblemHandler(app);
   await registerHttpPlugins(app, common);
@@ -84,7 +97,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   registerProtocolRoutes(app, common, routeDeps);
   registerOverviewRoutes(app, common, routeDeps);
   registerSearchRoutes(app, common, deps);
-  registerAddressRoutes(app, common, deps);
+  registerAddressRoutes(app, common, routeDeps);
   registerTokenRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);
   registerTrackTxRoutes(app, common, deps);

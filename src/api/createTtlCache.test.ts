@@ -52,4 +52,59 @@ describe("createTtlCache", () => {
     expect(reloaded).toBe(true);
     expect(await cache.get(3, async () => 0)).toBe(30);
   });
+
+  test("behavior: with refreshAheadMs, a value is served while it is read again in the background", async () => {
+    let clock = 0;
+    let loads = 0;
+    let release: (value: number) => void = () => {};
+    const cache = createTtlCache<string, number>({ ttlMs: 5000, refreshAheadMs: 4000, now: () => clock });
+    const load = () => {
+      loads++;
+      return new Promise<number>((resolve) => {
+        release = resolve;
+      });
+    };
+    const first = cache.get("a", load);
+    release(1);
+    expect(await first).toBe(1);
+    clock = 3999;
+    expect(await cache.get("a", load)).toBe(1);
+    expect(loads).toBe(1);
+    clock = 4000;
+    // Served at once, and one background load started; further readers neither wait nor load again.
+    expect(await cache.get("a", load)).toBe(1);
+    expect(await cache.get("a", load)).toBe(1);
+    expect(loads).toBe(2);
+    release(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await cache.get("a", load)).toBe(2);
+    // The refreshed value expires ttlMs after its load started (4000), not after the first one.
+    clock = 8999;
+    expect(await cache.get("a", load)).toBe(2);
+    expect(loads).toBe(3); // past 4000 + 4000: refreshing again in the background
+    clock = 9000;
+    const expired = cache.get("a", load);
+    release(3);
+    expect(await expired).toBe(3);
+  });
+
+  test("behavior: a failed background refresh keeps the value until it expires, then loads again", async () => {
+    let clock = 0;
+    let fail = false;
+    let loads = 0;
+    const cache = createTtlCache<string, number>({ ttlMs: 5000, refreshAheadMs: 1000, now: () => clock });
+    const load = async () => {
+      loads++;
+      if (fail) throw new Error("node down");
+      return loads;
+    };
+    expect(await cache.get("a", load)).toBe(1);
+    fail = true;
+    clock = 1000;
+    expect(await cache.get("a", load)).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await cache.get("a", load)).toBe(1); // the failed refresh may be tried again
+    clock = 5000;
+    await expect(cache.get("a", load)).rejects.toThrow("node down");
+  });
 });

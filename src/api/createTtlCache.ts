@@ -13,6 +13,12 @@ export type TtlCache<K, V> = {
 
 export type TtlCacheOptions = {
   ttlMs: number;
+  /**
+   * a value older than this (and younger than `ttlMs`) is still served, and read again in the background
+   * (once), replacing it when the read succeeds: a key asked for steadily never waits for its load, and no
+   * value served is older than `ttlMs` (default: no refresh ahead)
+   */
+  refreshAheadMs?: number;
   /** default 10,000 */
   maxEntries?: number;
   /** clock in ms (tests) */
@@ -21,16 +27,41 @@ export type TtlCacheOptions = {
 
 export function createTtlCache<K, V>(options: TtlCacheOptions): TtlCache<K, V> {
   const { ttlMs, maxEntries = 10_000, now = Date.now } = options;
-  const entries = new Map<K, { value: Promise<V>; expiresAt: number }>();
+  const refreshAheadMs = options.refreshAheadMs ?? ttlMs;
+  type Entry = { value: Promise<V>; expiresAt: number; refreshAt: number; refreshing?: boolean };
+  const entries = new Map<K, Entry>();
+
+  /** Load `key` in the background; the entry it replaces keeps being served until the load succeeds. */
+  const refresh = (key: K, entry: Entry, load: () => Promise<V>) => {
+    entry.refreshing = true;
+    const started = now();
+    load().then(
+      (value) => {
+        if (entries.get(key) !== entry) return;
+        entries.set(key, {
+          value: Promise.resolve(value),
+          expiresAt: started + ttlMs,
+          refreshAt: started + refreshAheadMs,
+        });
+      },
+      () => {
+        entry.refreshing = false;
+      },
+    );
+  };
 
   return {
     get(key, load) {
       const entry = entries.get(key);
-      if (entry && entry.expiresAt > now()) return entry.value;
+      const at = now();
+      if (entry && entry.expiresAt > at) {
+        if (entry.refreshAt <= at && !entry.refreshing) refresh(key, entry, load);
+        return entry.value;
+      }
       entries.delete(key);
       const value = load();
       // Expiry counts from the load's start, so a slow upstream never makes a value older than `ttlMs`.
-      entries.set(key, { value, expiresAt: now() + ttlMs });
+      entries.set(key, { value, expiresAt: at + ttlMs, refreshAt: at + refreshAheadMs });
       value.catch(() => {
         if (entries.get(key)?.value === value) entries.delete(key);
       });

@@ -1,6 +1,8 @@
+import type { FastifyInstance } from "fastify";
 import { CURSOR_NAME } from "../indexer/createIndexer.ts";
 import { getCursor } from "../store/indexerState.ts";
-import type { AppDeps } from "./buildApp.ts";
+import type { RouteDeps } from "./buildApp.ts";
+import { createEventCache, readThrough } from "./createEventCache.ts";
 import { createTtlCache } from "./createTtlCache.ts";
 import type { IndexerJson } from "./schemas/stats.ts";
 
@@ -9,9 +11,13 @@ const HEAD_CACHE_MS = 5000;
 /**
  * The `indexer` section of `/api/stats` and `/api/overview`. In a process that runs the polling indexer it
  * is the indexer's own status; in an `--role api` process it is the committed cursor (and the time it last
- * advanced as `lastRunAt`) with the node's head, read at most every 5 s and null while the node is down.
+ * advanced as `lastRunAt`) with the node's head, read at most every 5 s and null while the node is down. The
+ * cursor is kept until its change notice (migration 0009) when the app has events and notices.
  */
-export function createIndexerProgress(deps: AppDeps): () => Promise<IndexerJson> {
+export function createIndexerProgress(
+  app: FastifyInstance,
+  deps: Pick<RouteDeps, "indexer" | "database" | "chain" | "events" | "changes">,
+): () => Promise<IndexerJson> {
   const head = createTtlCache<"head", number | null>({ ttlMs: HEAD_CACHE_MS });
   const readHead = () =>
     head.get("head", async () => {
@@ -22,11 +28,17 @@ export function createIndexerProgress(deps: AppDeps): () => Promise<IndexerJson>
       }
     });
 
+  const cursors = createEventCache<Awaited<ReturnType<typeof getCursor>>>(app, deps.events, {
+    maxEntries: 1,
+    emptiedBy: "removed",
+    alsoChangedBy: { notices: deps.changes, tables: ["indexer_cursor"] },
+  });
+
   return async () => {
     const status = deps.indexer?.status();
     const cursor =
       status?.indexedBlock === null || status?.indexedBlock === undefined
-        ? await getCursor(deps.database.db, CURSOR_NAME)
+        ? await readThrough(cursors, CURSOR_NAME, () => getCursor(deps.database.db, CURSOR_NAME))
         : null;
     const indexedBlock = status?.indexedBlock ?? cursor?.blockNumber ?? null;
     const chainHead = status?.chainHead ?? (await readHead());

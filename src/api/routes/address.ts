@@ -6,11 +6,12 @@ import {
   getAddressTransactionCount,
   getAddressTransactions,
   getHeldTokens,
+  type HeldToken,
 } from "../../store/addressReads.ts";
-import type { AppDeps } from "../buildApp.ts";
+import type { RouteDeps } from "../buildApp.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createAccountReader } from "../createAccountReader.ts";
-import { createEventCache } from "../createEventCache.ts";
+import { createEventCache, readThrough } from "../createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { AddressTransactionsPageSchema, AddressViewSchema, ListOffset } from "../schemas/address.ts";
 import { AddressParam, Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
@@ -22,16 +23,22 @@ const AddressParams = Type.Object({ address: AddressParam });
 /**
  * `GET /api/address/:address` and `/api/address/:address/transactions` (SPEC §4 rows 13 and 14). Any valid
  * address answers: the native balance and code come from the node (short caches), token balances from the
- * balance cache, transactions from the `address_transactions` index (their pages cached until the next stored
- * or removed transaction when `deps.events` is given; the view is not: call-mode balances are refreshed
- * without an event).
+ * balance cache, transactions from the `address_transactions` index. With `deps.events`, transaction pages are
+ * cached until the next stored or removed transaction, and the view's stored part (token balances and
+ * transaction count) until that or the next committed balance change (`deps.changes`: call-mode balances are
+ * refreshed without an ingest event).
  */
-export function registerAddressRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
+export function registerAddressRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
   const tokenOrder = new Map(common.config.tokens.map((t, i) => [t.address as string, i]));
   const protocols = new Set(common.config.protocols.map((p) => p.id));
   const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  const stored = createEventCache<{ held: HeldToken[]; transactionCount: number }>(app, deps.events, {
+    maxEntries: 10_000,
+    emptiedBy: "any",
+    alsoChangedBy: { notices: deps.changes, tables: ["token_balances"] },
+  });
   const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
 
   app.get(
@@ -47,11 +54,16 @@ export function registerAddressRoutes(app: FastifyInstance, common: Common, deps
     },
     async (request) => {
       const address = (request.params as { address: string }).address.toLowerCase() as Address;
-      const [balance, isContract, held, transactionCount] = await Promise.all([
+      const [balance, isContract, { held, transactionCount }] = await Promise.all([
         accounts.balance(address),
         accounts.isContract(address),
-        getHeldTokens(db, address),
-        getAddressTransactionCount(db, address),
+        readThrough(stored, address, async () => {
+          const [held, transactionCount] = await Promise.all([
+            getHeldTokens(db, address),
+            getAddressTransactionCount(db, address),
+          ]);
+          return { held, transactionCount };
+        }),
       ]);
       const tokenBalances = held
         .filter((h) => tokens.has(h.tokenAddress))

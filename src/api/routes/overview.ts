@@ -31,7 +31,7 @@ export function registerOverviewRoutes(app: FastifyInstance, common: Common, dep
   const globalCounts = createEventCache<GlobalCounts>(app, deps.events, cacheOptions);
   const latestTransactions = createEventCache<TransactionJson[]>(app, deps.events, cacheOptions);
   const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
-  const indexerProgress = createIndexerProgress(deps);
+  const indexerProgress = createIndexerProgress(app, deps);
 
   app.get(
     "/api/overview",

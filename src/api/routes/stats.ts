@@ -17,7 +17,7 @@ export function registerStatsRoutes(app: FastifyInstance, common: Common, deps: 
   const db = deps.database.db;
   // The totals are trigger-kept counters on transactions, transfers and parties: kept until the next event.
   const counts = createEventCache<GlobalCounts>(app, deps.events, { maxEntries: 1, emptiedBy: "any" });
-  const indexerProgress = createIndexerProgress(deps);
+  const indexerProgress = createIndexerProgress(app, deps);
 
   app.get(
     "/api/stats",

@@ -26,14 +26,20 @@ const BlockNumber = (description: string) => Type.Integer({ minimum: 0, maximum:
  * `GET /api/tokens`, `/api/tokens/:address`, `/api/tokens/:address/holders` and `/api/tokens/:address/events`
  * (SPEC §4 rows 1-4). Tokens come from the config; counters, holders and events from the store; prices from
  * the price engine (its cache, else the `prices` table, else a lookup); `totalSupply` from the node through
- * a 15-second cache. Event pages are cached until the next stored or removed transaction when `deps.events`
- * is given (holders are not: call-mode balances are refreshed without an event).
+ * a 15-second cache. With `deps.events`, event pages are cached until the next stored or removed transaction,
+ * and holders pages until that or the next committed balance change (`deps.changes`: call-mode balances are
+ * refreshed without an ingest event), per total supply (which `share` depends on).
  */
 export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   const tracked = new Map(common.config.tokens.map((t) => [t.address as string, t]));
   const list = { tokens: common.config.tokens.map(toTokenJson) };
   const eventPages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  const holderPages = createEventCache(app, deps.events, {
+    maxEntries: 1_000,
+    emptiedBy: "any",
+    alsoChangedBy: { notices: deps.changes, tables: ["token_balances"] },
+  });
   const supply = createTotalSupplyReader({
     chain: deps.chain,
     logger: common.logger.child({ module: "api" }),
@@ -102,28 +108,30 @@ export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: 
         response: { 200: HoldersPageSchema, 400: ProblemSchema, 404: ProblemSchema, 503: ProblemSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const token = trackedToken((request.params as { address: string }).address);
       const { limit, offset } = request.query as { limit: number; offset: number };
-      const [rows, counts, totalSupply] = await Promise.all([
-        getTopHolders(db, token.address, { limit, offset }),
-        getTokenCounts(db, token.address),
-        supply.get(token.address),
-      ]);
-      // A double-precision ratio: exact enough for a share, and never a float for the amounts themselves.
-      const supplyNumber = Number(totalSupply);
-      return {
-        token: checksum(token.address),
-        holders: rows.map((row, i) => ({
-          rank: offset + i + 1,
-          address: checksum(row.holder),
-          balance: row.balance.toString(),
-          share: totalSupply === 0n ? 0 : Number(row.balance) / supplyNumber,
-        })),
-        total: counts.holdersCount,
-        limit,
-        offset,
-      };
+      const totalSupply = await supply.get(token.address);
+      return cachedReply(reply, holderPages, `${request.url} ${totalSupply}`, async () => {
+        const [rows, counts] = await Promise.all([
+          getTopHolders(db, token.address, { limit, offset }),
+          getTokenCounts(db, token.address),
+        ]);
+        // A double-precision ratio: exact enough for a share, and never a float for the amounts themselves.
+        const supplyNumber = Number(totalSupply);
+        return {
+          token: checksum(token.address),
+          holders: rows.map((row, i) => ({
+            rank: offset + i + 1,
+            address: checksum(row.holder),
+            balance: row.balance.toString(),
+            share: totalSupply === 0n ? 0 : Number(row.balance) / supplyNumber,
+          })),
+          total: counts.holdersCount,
+          limit,
+          offset,
+        };
+      });
     },
   );
 
