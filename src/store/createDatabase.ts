@@ -8,6 +8,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import type { Logger } from "../internal/logger.ts";
 import { redactSecrets, redactUrl, secretsOfUrl } from "../internal/redact.ts";
+import { DATA_DIR_LOCK_FILE, type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { DatabaseUnavailableError, scrubDriverError } from "./errors.ts";
 import * as schema from "./schema.ts";
 
@@ -87,9 +88,16 @@ async function openPglite(
 ): Promise<EmbeddedDatabase> {
   let dir = dataDir;
   let created: (() => Promise<void>) | undefined;
+  let lock: DataDirLock | undefined;
   if (!dir.startsWith(MEMORY)) {
     dir = dir.startsWith("file://") ? fileURLToPath(dir) : path.resolve(dir);
-    created = await prepareDataDir(dir, logger);
+    // One process per directory (PGlite cannot tell): locked before anything in it is read or written.
+    await mkdir(dir, { recursive: true });
+    lock = await lockDataDir(dir);
+    created = await prepareDataDir(dir, logger).catch(async (error: unknown) => {
+      await lock?.release();
+      throw error;
+    });
   }
   let client: PGlite;
   try {
@@ -100,6 +108,7 @@ async function openPglite(
     });
     await created?.();
   } catch (error) {
+    await lock?.release();
     throw new DatabaseUnavailableError(`could not open PGlite in ${dir}`, {
       cause: scrubDriverError(error, (text) => text),
     });
@@ -116,7 +125,7 @@ async function openPglite(
     label,
     redact: (text) => text,
     close() {
-      closing ??= client.closed ? Promise.resolve() : client.close();
+      closing ??= (client.closed ? Promise.resolve() : client.close()).finally(() => lock?.release());
       return closing;
     },
   };
@@ -139,7 +148,7 @@ const CREATING_MARKER = ".protoscan-creating";
 async function prepareDataDir(dir: string, logger: Logger): Promise<() => Promise<void>> {
   await mkdir(dir, { recursive: true });
   const marker = path.join(dir, CREATING_MARKER);
-  const entries = await readdir(dir);
+  const entries = (await readdir(dir)).filter((entry) => entry !== DATA_DIR_LOCK_FILE);
   if (entries.includes(CREATING_MARKER)) {
     logger.warn({ dataDir: dir }, "the database was not fully created by the last start: creating it again");
     for (const entry of entries) {
