@@ -12,6 +12,13 @@ export function caughtUpIndexer(head: number, lastRunAt: Date): Indexer {
     start() {},
     stop: async () => {},
     runCycle: async () => ({ indexedBlock: head, target: head, stored: 0, reorgs: 0, ended: "caught-up" }),
-    status: () => ({ chainHead: head, indexedBlock: head, lagBlocks: 0, lastRunAt, running: false }),
+    status: () => ({
+      chainHead: head,
+      indexedBlock: head,
+      lagBlocks: 0,
+      lastRunAt,
+      running: false,
+      failure: null,
+    }),
   };
 }

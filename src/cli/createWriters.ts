@@ -54,6 +54,7 @@ const IDLE: IndexerStatus = {
   lagBlocks: null,
   lastRunAt: null,
   running: false,
+  failure: null,
 };
 
 export function createWriters(
@@ -67,6 +68,8 @@ export function createWriters(
     /** wakes the inbox worker when this process stored a webhook delivery */
     inboxSignal: InboxSignal;
     prices?: PriceEngine;
+    /** the indexer stopped for good: the database belongs to another chain */
+    onFatal?: (error: Error) => void;
   },
 ): Writers {
   const db = deps.database.db;
@@ -74,7 +77,12 @@ export function createWriters(
 
   const start = () => {
     if (running) return;
-    const indexer = createIndexer(common, { chain: deps.chain, db, ingest: deps.ingest });
+    const indexer = createIndexer(common, {
+      chain: deps.chain,
+      db,
+      ingest: deps.ingest,
+      ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),
+    });
     const inboxWorker = createInboxWorker(common, { db, ingest: deps.ingest, signal: deps.inboxSignal });
     const trackWatcher = createTrackWatcher(common, {
       db,

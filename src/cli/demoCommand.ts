@@ -1,12 +1,19 @@
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
 import { loadConfig } from "../config/loadConfig.ts";
 import { runDemo } from "../demo/runDemo.ts";
 import { createLogger } from "../internal/logger.ts";
+import { type DataDirLock, lockDataDir } from "../store/dataDirLock.ts";
 import { startProtoscan } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
 
 /**
  * `protoscan demo` (SPEC §1): anvil + demo protocols + protoscan on PGlite + live activity, until Ctrl-C.
  * The config the demo writes is loaded like any user's, so the demo exercises the real start-up path.
+ *
+ * Each run starts a new anvil chain, so the PGlite database of an earlier run (`DATA_DIR/pglite`) belongs to
+ * another chain: it is emptied before protoscan starts, under a lock on `DATA_DIR` so that a second demo on
+ * the same directory is refused instead of emptying the first one's database.
  */
 export async function runDemoCommand(options: {
   host: string;
@@ -15,27 +22,39 @@ export async function runDemoCommand(options: {
   logLevel: string;
 }): Promise<number> {
   const logger = createLogger({ level: options.logLevel });
-  const demo = await runDemo({
-    host: options.host,
-    port: options.port,
-    dataDir: options.dataDir,
-    logger,
-    startProtoscan: async (configPath) => {
-      const config = await loadConfig({ path: configPath, env: {} });
-      const protoscan = await startProtoscan({
-        config,
-        role: "all",
-        host: options.host,
-        port: options.port,
-        dataDir: `${options.dataDir}/pglite`,
-        logLevel: options.logLevel,
-        logger,
-      });
-      return { url: protoscan.url ?? "", stop: () => protoscan.stop() };
-    },
-  });
-  await untilSignal();
-  logger.info("stopping the demo");
-  await demo.stop();
-  return 0;
+  const persistent = !options.dataDir.startsWith("memory://");
+  const pgliteDir = `${options.dataDir}/pglite`;
+  let lock: DataDirLock | undefined;
+  if (persistent) {
+    await mkdir(options.dataDir, { recursive: true });
+    lock = await lockDataDir(path.resolve(options.dataDir));
+  }
+  try {
+    const demo = await runDemo({
+      host: options.host,
+      port: options.port,
+      dataDir: options.dataDir,
+      logger,
+      startProtoscan: async (configPath) => {
+        if (persistent) await rm(pgliteDir, { recursive: true, force: true });
+        const config = await loadConfig({ path: configPath, env: {} });
+        const protoscan = await startProtoscan({
+          config,
+          role: "all",
+          host: options.host,
+          port: options.port,
+          dataDir: pgliteDir,
+          logLevel: options.logLevel,
+          logger,
+        });
+        return { url: protoscan.url ?? "", stop: () => protoscan.stop() };
+      },
+    });
+    await untilSignal();
+    logger.info("stopping the demo");
+    await demo.stop();
+    return 0;
+  } finally {
+    await lock?.release();
+  }
 }

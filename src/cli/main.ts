@@ -43,8 +43,8 @@ Apply pending migrations to the database named by DATABASE_URL (or PGlite in DAT
   demo: `Usage: protoscan demo
 
 Start anvil on a free port, deploy the demo protocols (a Uniswap V2 exchange, a staking vault, tokens),
-write their config into DATA_DIR (default ./demo-data), start protoscan on PGlite and generate activity.
-Ctrl-C stops everything.`,
+write their config into DATA_DIR (default ./demo-data), start protoscan on PGlite (a fresh database in
+DATA_DIR/pglite each run: the chain is new each run) and generate activity. Ctrl-C stops everything.`,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -114,8 +114,15 @@ async function main(argv: string[]): Promise<number> {
     dataDir: env.DATA_DIR ?? "./data",
     logLevel,
   });
-  const signal = await untilSignal();
-  protoscan.common.logger.info({ signal }, "shutting down");
+  // A signal stops the process (exit 0); so does a writer that stopped for good (the database belongs to
+  // another chain), with exit 1 so that an orchestrator shows the failure instead of a process that never
+  // indexes (docs/operations.md).
+  const outcome = await Promise.race([
+    untilSignal().then((signal) => ({ signal, error: null })),
+    protoscan.failed.then((error) => ({ signal: null, error })),
+  ]);
+  if (outcome.error) protoscan.common.logger.error({ err: errorMessage(outcome.error) }, "shutting down");
+  else protoscan.common.logger.info({ signal: outcome.signal }, "shutting down");
   // Orchestrators wait about 10 s after SIGTERM before SIGKILL: never leave it to them.
   const deadline = setTimeout(() => {
     protoscan.common.logger.error(
@@ -127,7 +134,9 @@ async function main(argv: string[]): Promise<number> {
   deadline.unref();
   await protoscan.stop();
   protoscan.common.logger.info("stopped");
-  return 0;
+  if (!outcome.error) return 0;
+  console.error(`protoscan: ${errorMessage(outcome.error)}`);
+  return 1;
 }
 
 function parsePort(value: string): number {

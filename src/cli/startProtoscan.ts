@@ -4,6 +4,7 @@ import { buildOpsApp } from "../api/buildOpsApp.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
 import { configSecrets } from "../config/configSecrets.ts";
 import type { Config } from "../config/schema.ts";
+import { assertStoreOnChain } from "../indexer/assertStoreOnChain.ts";
 import type { Indexer } from "../indexer/createIndexer.ts";
 import { createLocalBroadcaster } from "../ingest/broadcaster.ts";
 import { createIngest, type Ingest } from "../ingest/createIngest.ts";
@@ -59,6 +60,11 @@ export type Protoscan = {
   writerLock: WriterLock | null;
   /** the API (roles all/api), or the ops server of an indexer (/healthz, /readyz, /metrics) */
   app: FastifyInstance | null;
+  /**
+   * Resolves when a writer stopped for good (the indexer found the database belongs to another chain:
+   * `ChainMismatchError`); `/readyz` reports it meanwhile. The CLI then stops and exits 1. Never rejects.
+   */
+  failed: Promise<Error>;
   stop(): Promise<void>;
 };
 
@@ -93,6 +99,9 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     const chain = createChainClient(common);
     shutdown.add(() => chain.close());
     await chain.assertChainId(config.chain.id);
+    // A database filled from another chain (a reused DATA_DIR with a new anvil, a wrong RPC_URL) would make
+    // every polling cycle fail: refuse to start with what happened and what to do.
+    await assertStoreOnChain(common, { chain, db: database.db });
 
     // In-process events (the track watcher re-watches reorged transactions; on PGlite they feed the hub).
     // On PostgreSQL every commit also writes the fan-out outbox, from which every process's hub reads.
@@ -111,10 +120,22 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
 
     // Webhook deliveries stored by the API are ingested by the writers; in one process the route wakes them.
     const inboxSignal = createInboxSignal();
+    let onFatal: (error: Error) => void = () => undefined;
+    const failed = new Promise<Error>((resolve) => {
+      onFatal = resolve;
+    });
     let writers: Writers | null = null;
     let writerLock: WriterLock | null = null;
     if (options.role !== "api") {
-      writers = createWriters(common, { database, chain, ingest, events: broadcaster, inboxSignal, prices });
+      writers = createWriters(common, {
+        database,
+        chain,
+        ingest,
+        events: broadcaster,
+        inboxSignal,
+        prices,
+        onFatal,
+      });
       if (postgres) {
         // Several processes may run the writers: a PostgreSQL advisory lock elects the one that does.
         writerLock = createWriterLock(common, { database: postgres, leader: writers });
@@ -158,7 +179,12 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       logger.info({ url, role: options.role, database: database.label }, "protoscan is listening");
     } else {
       // An indexer serves only /healthz, /readyz and /metrics, so it can be probed and scraped.
-      const ops = await buildOpsApp(common, { database, chain, ...(writerLock ? { writerLock } : {}) });
+      const ops = await buildOpsApp(common, {
+        database,
+        chain,
+        ...(writers ? { indexer: writers.view } : {}),
+        ...(writerLock ? { writerLock } : {}),
+      });
       shutdown.add(() => ops.close());
       url = await ops.listen({ host: options.host, port: options.port });
       logger.info({ url, role: options.role, database: database.label }, "protoscan indexer started");
@@ -184,6 +210,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       },
       writerLock,
       app,
+      failed,
       stop: () => shutdown.kill(),
     };
   } catch (error) {

@@ -9,9 +9,10 @@ import { ReorgDetectedError } from "../ingest/errors.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { getCursor, getStoredBlock } from "../store/indexerState.ts";
-import { findCommonAncestor } from "./findCommonAncestor.ts";
+import { getCursor } from "../store/indexerState.ts";
+import { ChainMismatchError } from "./errors.ts";
 import { indexRange } from "./indexRange.ts";
+import { locateCursor } from "./locateCursor.ts";
 import { createProgress } from "./progress.ts";
 
 export const CURSOR_NAME = "poll";
@@ -23,6 +24,8 @@ export type IndexerStatus = {
   lagBlocks: number | null;
   lastRunAt: Date | null;
   running: boolean;
+  /** why the indexer stopped for good (a `ChainMismatchError`), else null */
+  failure: string | null;
 };
 
 export type CycleResult = {
@@ -30,7 +33,8 @@ export type CycleResult = {
   target: number;
   stored: number;
   reorgs: number;
-  ended: "caught-up" | "rate-limited" | "error" | "stopped";
+  /** `failed`: the database belongs to another chain; the loop stops (`onFatal`) */
+  ended: "caught-up" | "rate-limited" | "error" | "stopped" | "failed";
 };
 
 /**
@@ -48,7 +52,16 @@ export type Indexer = {
   status(): IndexerStatus;
 };
 
-export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db; ingest: Ingest }): Indexer {
+export function createIndexer(
+  common: Common,
+  deps: {
+    chain: ChainClient;
+    db: Db;
+    ingest: Ingest;
+    /** called once when the indexer stops for good (the CLI then exits non-zero) */
+    onFatal?: (error: ChainMismatchError) => void;
+  },
+): Indexer {
   const { chain, db, ingest } = deps;
   const { config, logger } = common;
   const addresses = scannedAddresses(common);
@@ -60,6 +73,7 @@ export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db
     lagBlocks: null,
     lastRunAt: null,
     running: false,
+    failure: null,
   };
   let loop: Promise<void> | undefined;
   const stopping = new AbortController();
@@ -79,13 +93,13 @@ export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db
     return cursor?.blockNumber ?? config.indexer.startBlock - 1;
   };
 
-  /** If the block at the cursor is no longer canonical, roll back to the common ancestor. */
-  const verifyCursor = async (cursor: number): Promise<number> => {
-    const stored = await getStoredBlock(db, cursor);
-    if (!stored) return cursor;
-    const canonical = await chain.client.getBlock({ blockNumber: BigInt(cursor) });
-    if (canonical.hash?.toLowerCase() === stored.hash) return cursor;
-    const ancestor = await findCommonAncestor(chain, db, cursor, config.indexer.startBlock - 1);
+  /**
+   * If the block at the cursor is no longer canonical (or beyond a head that went back), roll back to the
+   * common ancestor. Throws `ChainMismatchError` when the database belongs to another chain.
+   */
+  const verifyCursor = async (cursor: number, head: number): Promise<number> => {
+    const ancestor = await locateCursor(chain, db, { cursor, head, floor: config.indexer.startBlock - 1 });
+    if (ancestor === cursor) return cursor;
     logger.warn(
       { from: cursor, ancestor, depth: cursor - ancestor },
       "reorg detected: rolling back to the common ancestor",
@@ -106,7 +120,7 @@ export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db
       target = head - config.indexer.confirmations;
       status.chainHead = head;
       common.metrics.indexerHeadBlock.set(head);
-      cursor = await verifyCursor(cursor);
+      cursor = await verifyCursor(cursor, head);
       progress.begin(cursor, target);
       while (cursor < target) {
         if (stopping.signal.aborted) return result("stopped");
@@ -141,7 +155,7 @@ export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db
           }
           if (error instanceof ReorgDetectedError && reorgs < MAX_REORGS_PER_CYCLE) {
             reorgs++;
-            cursor = await verifyCursor(cursor);
+            cursor = await verifyCursor(cursor, Number(await chain.client.getBlockNumber({ cacheTime: 0 })));
             setIndexed(cursor);
             continue;
           }
@@ -152,6 +166,14 @@ export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db
     } catch (error) {
       // Shutting down aborts the RPC calls in flight: the cycle was stopped, it did not fail.
       if (stopping.signal.aborted) return result("stopped");
+      if (error instanceof ChainMismatchError) {
+        // Nothing to retry: polling would fail the same way forever.
+        logger.error({ err: error.shortMessage, indexedBlock: cursor }, "indexer stopped");
+        const first = status.failure === null;
+        status.failure = error.shortMessage;
+        if (first) deps.onFatal?.(error);
+        return result("failed");
+      }
       if (chainErrorOf(error) instanceof RateLimitedError) {
         logger.warn(
           { indexedBlock: cursor },
@@ -196,6 +218,7 @@ export function createIndexer(common: Common, deps: { chain: ChainClient; db: Db
       loop = (async () => {
         while (!signal.aborted) {
           const outcome = await runCycle();
+          if (outcome.ended === "failed") return;
           // Keep going without waiting while far behind; otherwise wait for the next poll.
           if (outcome.ended === "caught-up" && outcome.indexedBlock < outcome.target) continue;
           await sleep(config.indexer.pollIntervalSeconds * 1000, signal);

@@ -13,6 +13,16 @@ const ChecksSchema = Type.Object({
   database: CheckSchema,
   rpc: CheckSchema,
   migrations: CheckSchema,
+  indexer: Type.Optional(
+    Type.Object(
+      { ok: Type.Boolean(), detail: Type.Optional(Type.String()) },
+      {
+        description:
+          "Present when the indexer of this process stopped for good (the database belongs to another " +
+          "chain): ok is false and detail says why; the process exits right after",
+      },
+    ),
+  ),
   writerLock: Type.Optional(
     Type.Object(
       { ok: Type.Boolean(), detail: Type.Optional(Type.String()) },
@@ -50,7 +60,7 @@ const NotReadySchema = Type.Object({
 });
 
 /** What the operational routes read: the API's deps, or the few an `--role indexer` ops server has. */
-export type OpsDeps = Pick<AppDeps, "database" | "chain"> & {
+export type OpsDeps = Pick<AppDeps, "database" | "chain" | "indexer"> & {
   /** the single-writer election of this process (PostgreSQL, roles all and indexer) */
   writerLock?: Pick<WriterLock, "status">;
 };
@@ -100,10 +110,12 @@ export function registerOpsRoutes(app: FastifyInstance, common: Common, deps: Op
         }),
       ]);
       const lock = deps.writerLock?.status();
+      const failure = deps.indexer?.status().failure;
       const checks = {
         database,
         rpc,
         migrations,
+        ...(failure ? { indexer: { ok: false, detail: failure } } : {}),
         ...(lock
           ? {
               writerLock: lock.connected
