@@ -16,17 +16,23 @@ import { createEndpoint, type Endpoint } from "./createEndpoint.ts";
 import {
   type ChainError,
   FatalRpcError,
+  InconsistentDataError,
   outcomeOf,
   RateLimitedError,
   RetryableChainError,
   TransientRpcError,
 } from "./errors.ts";
 import { sleep } from "./sleep.ts";
+import { validateRpcResult } from "./validateRpcResult.ts";
 
 /**
  * The JSON-RPC client every subsystem uses. `client` is a viem PublicClient whose transport goes through
  * this pipeline, so viem actions (getLogs, getBlock, getTransactionReceipt, readContract, multicall…) get
  * batching, the per-URL rate ceiling, classification, retries, failover and counting.
+ *
+ * Every answer is checked against its request before anyone reads it (`validateRpcResult`): one that
+ * contradicts itself is an `InconsistentDataError`, retried like a transient failure (on the next URL when
+ * there is one) and counted as `outcome="inconsistent"`.
  *
  * Errors thrown by viem actions wrap ours: `classifyRpcError(error)` finds the chain error inside.
  */
@@ -67,9 +73,15 @@ const MULTICALL3 = "0xca11bde05977b3631167028862be2a173976ca11";
 
 type Health = { cooldownUntil: number };
 
-/** A failure of the URL itself (down, throttling, refusing our key): try the next URL. */
+/** A failure of the URL itself (down, throttling, refusing our key, lying): try the next URL. */
 function isEndpointFailure(error: ChainError): boolean {
-  if (error instanceof TransientRpcError || error instanceof RateLimitedError) return true;
+  if (
+    error instanceof TransientRpcError ||
+    error instanceof RateLimitedError ||
+    error instanceof InconsistentDataError
+  ) {
+    return true;
+  }
   return (
     error instanceof FatalRpcError && (error.status === 401 || error.status === 403 || error.status === 404)
   );
@@ -153,15 +165,30 @@ export function createChainClient(common: Common, options: ChainClientOptions = 
       let error: ChainError;
       try {
         const result = await endpoint.request(method, params);
-        metrics.rpcRequests.inc({ method, outcome: "ok" });
-        if (health[index]!.cooldownUntil > 0) health[index]!.cooldownUntil = 0;
-        return result;
+        const inconsistency = validateRpcResult(method, params, result);
+        if (!inconsistency) {
+          metrics.rpcRequests.inc({ method, outcome: "ok" });
+          if (health[index]!.cooldownUntil > 0) health[index]!.cooldownUntil = 0;
+          return result;
+        }
+        // No URL in it: the error and the log line below name the method and the block only.
+        error = new InconsistentDataError(`inconsistent provider data: ${inconsistency.problem}`, {
+          method,
+          blockNumber: inconsistency.block,
+        });
       } catch (caught) {
         error = classifyRpcError(caught, { method, url: endpoint.label });
       }
       metrics.rpcRequests.inc({ method, outcome: outcomeOf(error) });
       if (shutdown.signal.aborted || closed) throw error;
       attempt++;
+      if (error instanceof InconsistentDataError) {
+        const block = error.blockNumber === undefined ? undefined : Number(error.blockNumber);
+        logger.warn(
+          { method, block, attempt, error: error.shortMessage },
+          "provider answered with inconsistent data; not used",
+        );
+      }
       if (error instanceof RateLimitedError) rateLimited++;
       const endpointFailure = isEndpointFailure(error);
       if (endpointFailure && pinned === undefined) coolDown(index, error);

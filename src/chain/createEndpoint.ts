@@ -1,6 +1,12 @@
 import { redactUrl } from "../internal/redact.ts";
 import { classifyRpcError } from "./classifyRpcError.ts";
-import { type ChainError, HttpStatusError, MalformedResponseError, TransientRpcError } from "./errors.ts";
+import {
+  type ChainError,
+  HttpStatusError,
+  InconsistentDataError,
+  MalformedResponseError,
+  TransientRpcError,
+} from "./errors.ts";
 import { createTokenBucket } from "./tokenBucket.ts";
 
 /**
@@ -84,16 +90,52 @@ export function createEndpoint(options: EndpointOptions): Endpoint {
     );
   const classify = (error: unknown, method: string) => classifyRpcError(error, { method, url });
 
+  /**
+   * Hand each call of a batch its answer, matched by JSON-RPC id. An answer that cannot be matched for sure
+   * (an id that was not asked, an id answered twice, a single answer naming another id) means the results
+   * may belong to other calls: then no call of the batch takes one (`InconsistentDataError`, retried).
+   */
   function settle(batch: Pending[], parsed: unknown): void {
     const byId = new Map<number, unknown>();
+    let mismatch: string | undefined;
     if (Array.isArray(parsed)) {
-      for (const item of parsed) if (isRecord(item)) byId.set(Number(item.id), item);
+      const asked = new Set(batch.map((call) => call.id));
+      for (const item of parsed) {
+        // An item without an id is an error the provider could not tie to a call: the call stays unanswered.
+        if (!isRecord(item) || item.id === null || item.id === undefined) continue;
+        const id = Number(item.id);
+        if (!asked.has(id))
+          mismatch ??= `an answer for id ${String(item.id).slice(0, 20)}, which was not asked`;
+        else if (byId.has(id)) mismatch ??= `two answers for id ${id}`;
+        else byId.set(id, item);
+      }
     } else if (isRecord(parsed)) {
-      if (batch.length === 1 && batch[0]) byId.set(batch[0].id, parsed);
-      else if (isRecord(parsed.error)) {
+      const only = batch.length === 1 ? batch[0] : undefined;
+      if (only) {
+        if (
+          "result" in parsed &&
+          parsed.id !== null &&
+          parsed.id !== undefined &&
+          Number(parsed.id) !== only.id
+        ) {
+          mismatch = `the answer names id ${String(parsed.id).slice(0, 20)}, the request ${only.id}`;
+        }
+        byId.set(only.id, parsed);
+      } else if (isRecord(parsed.error)) {
         // One error object for the whole batch (Alchemy / QuickNode rate limits): it applies to every call.
         for (const call of batch) byId.set(call.id, parsed);
       }
+    }
+    if (mismatch !== undefined) {
+      for (const call of batch) {
+        call.reject(
+          new InconsistentDataError(
+            `inconsistent provider data: the answer does not match the request ids (${mismatch})`,
+            { method: call.method },
+          ),
+        );
+      }
+      return;
     }
     for (const call of batch) {
       const item = byId.get(call.id);

@@ -10,6 +10,7 @@ import { BaseError, NonRetryableError, RetryableError } from "../internal/errors
  * | `RangeTooLargeError` | no*       | eth_getLogs range or result too large (*retry a smaller range)  |
  * | `TransientRpcError`  | yes       | 5xx, timeouts, dropped connections, malformed JSON              |
  * | `NotAvailableError`  | yes       | "header not found", "unknown block", block not yet available    |
+ * | `InconsistentDataError` | yes    | an answer contradicting itself or its request (`validateRpcResult`) |
  * | `FatalRpcError`      | no        | -32601 method not found, -32602 invalid params, 401/403, revert |
  *
  * Every string these errors carry (`message`, `shortMessage`, `details`, `url`, the `cause` chain) is
@@ -137,29 +138,58 @@ export class NotAvailableError extends RetryableChainError {
   override name = "NotAvailableError";
 }
 
+/**
+ * The provider answered, but with data that contradicts itself or the request (the same log index twice, a
+ * receipt of another transaction, a block of another number, a batch answer whose ids do not match the
+ * request). Nothing from it is used; another attempt (or another URL) usually answers correctly, and a
+ * provider that keeps doing it fails the call after the client's retries.
+ */
+export class InconsistentDataError extends RetryableChainError {
+  override name = "InconsistentDataError";
+  /** The block the contradiction concerns, when known. */
+  readonly blockNumber: bigint | undefined;
+
+  constructor(shortMessage: string, options: ChainErrorOptions & { blockNumber?: bigint | undefined } = {}) {
+    super(shortMessage, options);
+    this.blockNumber = options.blockNumber;
+  }
+}
+
 /** The request itself is wrong or refused for good (method not found, invalid params, 401/403, revert). */
 export class FatalRpcError extends NonRetryableChainError {
   override name = "FatalRpcError";
 }
 
-/** The five classes `classifyRpcError` returns. */
+/**
+ * The chain error classes: the five `classifyRpcError` returns for a failure, and `InconsistentDataError`,
+ * which the client itself raises for an answer it refuses.
+ */
 export type ChainError =
   | RateLimitedError
   | RangeTooLargeError
   | TransientRpcError
   | NotAvailableError
+  | InconsistentDataError
   | FatalRpcError;
 
 /** The `outcome` label of `protoscan_rpc_requests_total` for a result or an error. */
-export type RpcOutcome = "ok" | "rate_limited" | "range_too_large" | "transient" | "not_available" | "fatal";
+export type RpcOutcome =
+  | "ok"
+  | "rate_limited"
+  | "range_too_large"
+  | "transient"
+  | "not_available"
+  | "inconsistent"
+  | "fatal";
 
-/** True for an instance of one of the five chain error classes. */
+/** True for an instance of one of the chain error classes. */
 export function isChainError(error: unknown): error is ChainError {
   return (
     error instanceof RateLimitedError ||
     error instanceof RangeTooLargeError ||
     error instanceof TransientRpcError ||
     error instanceof NotAvailableError ||
+    error instanceof InconsistentDataError ||
     error instanceof FatalRpcError
   );
 }
@@ -170,6 +200,7 @@ export function outcomeOf(error: ChainError): RpcOutcome {
   if (error instanceof RangeTooLargeError) return "range_too_large";
   if (error instanceof TransientRpcError) return "transient";
   if (error instanceof NotAvailableError) return "not_available";
+  if (error instanceof InconsistentDataError) return "inconsistent";
   return "fatal";
 }
 

@@ -30,7 +30,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     registry,
     rpcRequests: new Counter({
       name: "protoscan_rpc_requests_total",
-      help: "JSON-RPC requests by method and outcome (ok, rate_limited, range_too_large, transient, not_available, fatal)",
+      help: "JSON-RPC requests by method and outcome (ok, rate_limited, range_too_large, transient, not_available, inconsistent, fatal)",
       labelNames: ["method", "outcome"] as const,
       registers: [registry],
     }),
