@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -86,6 +86,40 @@ test("error: anvil refuses its arguments", async () => {
 
 test("behavior: binary resolves from any cwd", () => {
   expect(anvilBinaryPath()).toMatch(/node_modules\/@foundry-rs\/anvil-linux-amd64\/bin\/anvil$/);
+});
+
+test("behavior: anvil dies with the process that started it, even when it is SIGKILLed", async () => {
+  const script = `
+    const { startAnvil } = await import(${JSON.stringify(fileURLToPath(new URL("./anvil.ts", import.meta.url)))});
+    const anvil = await startAnvil();
+    console.log(anvil.pid);
+    setInterval(() => {}, 1000); // until killed
+  `;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  try {
+    const pid = await new Promise<number>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = /^(\d+)\n/.exec(out);
+        if (line) resolve(Number(line[1]));
+      });
+      child.once("exit", () => reject(new Error(`the child exited first: ${out}`)));
+    });
+    expect(isAlive(pid)).toBe(true);
+    // anvil is a process of its own (prlimit execs it): it is the anvil binary that answers on that pid.
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]).toBe(anvilBinaryPath());
+    child.kill("SIGKILL"); // no exit handler of the child runs
+    await exited;
+    const deadline = Date.now() + 10_000;
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(isAlive(pid)).toBe(false);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
 });
 
 test("behavior: anvil dies with the process that started it", async () => {

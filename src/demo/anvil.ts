@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
@@ -41,7 +41,8 @@ export function anvilBinaryPath(): string {
  * Start a local anvil node (https://getfoundry.sh/anvil) and resolve once `eth_chainId` answers.
  *
  * The node runs under `prlimit --as=<memoryLimitBytes>` (prlimit execs anvil, so `pid` is anvil's own) with
- * `--silent`. It is killed by `stop()`, and also when this process exits.
+ * `--silent`, started by a small `sh` watchdog (`WATCHDOG`) that kills it when this process is gone, however it
+ * ended (SIGKILL included). It is killed by `stop()`, and also when this process exits.
  *
  * Known anvil bug: many transactions sent concurrently in automine mode can hang it. Send them one at a
  * time, or start with `noMining` and call `anvil_mine`.
@@ -96,10 +97,40 @@ function anvilArgs(port: number, options: StartAnvilOptions): string[] {
   return args;
 }
 
+/**
+ * Runs `"$@"` (prlimit, which execs anvil) in the background, prints its pid, and waits for it. Meanwhile a
+ * subshell reads the watchdog's stdin, a pipe whose only writer is this process: when that process ends, by
+ * any means, the kernel closes the pipe, `read` sees end-of-file and anvil is killed. Background commands of a
+ * non-interactive shell read /dev/null, hence the copy of stdin on fd 3. `read` is a builtin: no process is
+ * left behind when the subshell is killed after anvil exited.
+ */
+const WATCHDOG = `exec 3<&0
+"$@" 3<&- </dev/null >/dev/null &
+node=$!
+echo "$node"
+( while read -r _ <&3; do :; done; kill -KILL "$node" 2>/dev/null ) &
+watcher=$!
+wait "$node"
+status=$?
+kill "$watcher" 2>/dev/null
+exit "$status"`;
+
 async function launch(port: number, options: StartAnvilOptions): Promise<Anvil> {
   const memory = Math.floor(options.memoryLimitBytes ?? 4e9);
-  const child = spawn("prlimit", [`--as=${memory}`, "--", anvilBinaryPath(), ...anvilArgs(port, options)], {
-    stdio: ["ignore", "ignore", "pipe"],
+  const command = ["prlimit", `--as=${memory}`, "--", anvilBinaryPath(), ...anvilArgs(port, options)];
+  const child = spawn("sh", ["-c", WATCHDOG, "anvil-watchdog", ...command], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  // The pipe stays open, unwritten, for the watchdog to wait on; a write error only means it is gone.
+  child.stdin?.on("error", () => undefined);
+  const anvilPid = new Promise<number>((resolve) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      const line = /^(\d+)\n/.exec(out);
+      if (line) resolve(Number(line[1]));
+    });
+    child.once("exit", () => resolve(-1));
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
@@ -112,19 +143,28 @@ async function launch(port: number, options: StartAnvilOptions): Promise<Anvil> 
   const spawnFailed = new Promise<never>((_, reject) => {
     child.once("error", (error) => reject(new NonRetryableError("could not start anvil", { cause: error })));
   });
-  const pid = child.pid;
-  if (pid === undefined) await spawnFailed;
+  if (child.pid === undefined) await spawnFailed;
+  const pid = await Promise.race([anvilPid, spawnFailed]);
 
-  const killOnExit = () => killNow(child, "SIGKILL");
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  const killOnExit = () => {
+    if (!done) killNow(pid, "SIGKILL");
+  };
   process.once("exit", killOnExit);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       process.removeListener("exit", killOnExit);
-      killNow(child, "SIGTERM");
-      const timer = setTimeout(() => killNow(child, "SIGKILL"), 5000);
+      if (!done) killNow(pid, "SIGTERM");
+      const timer = setTimeout(() => {
+        if (!done) killNow(pid, "SIGKILL");
+      }, 5000);
       await exited;
       clearTimeout(timer);
+      child.stdin?.destroy();
     })();
     return stopping;
   };
@@ -142,20 +182,19 @@ async function launch(port: number, options: StartAnvilOptions): Promise<Anvil> 
         );
       }),
     ]);
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new NonRetryableError(`anvil exited right after starting on port ${port}`);
-    }
+    if (done) throw new NonRetryableError(`anvil exited right after starting on port ${port}`);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url, port, pid: pid ?? -1, stop };
+  return { url, port, pid, stop };
 }
 
-function killNow(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+/** Signal anvil by its pid (callers check first that the watchdog has not seen it exit: pids are reused). */
+function killNow(pid: number, signal: NodeJS.Signals): void {
+  if (pid <= 0) return;
   try {
-    child.kill(signal);
+    process.kill(pid, signal);
   } catch {
     // already gone
   }
