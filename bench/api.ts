@@ -171,9 +171,9 @@ async function main(): Promise<void> {
   });
 
   // The ceiling: the same process, a bare Fastify (no plugins, no schemas) sending a constant JSON body, a
-  // real response's bytes, serialized once.
-  const txBody = JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`));
-  const pageBody = JSON.stringify(await getJson(origin, "/api/transactions/recent"));
+  // real response's bytes, serialized and encoded once (a Buffer, as the API's cached bodies are).
+  const txBody = Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`)));
+  const pageBody = Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")));
   const ceilingApp = Fastify({ logger: false });
   const json = "application/json; charset=utf-8";
   ceilingApp.get("/ceiling/tx", (_request, reply) => reply.type(json).send(txBody));

@@ -22,9 +22,10 @@ export type EventCacheOptions = {
  * commit or a rollback changes — transactions, their logs and transfers, the lists cut from them, and the
  * counters triggers keep on those rows — since those are exactly what the events announce; with
  * `alsoChangedBy`, also for answers made from token balances or the cursor, which the change notices announce.
- * null without events (or without the notices `alsoChangedBy` asks for): no cache.
+ * null without events (or without the notices `alsoChangedBy` asks for): no cache. By default the values are
+ * response bodies as bytes (`cachedReply`).
  */
-export function createEventCache<V = string>(
+export function createEventCache<V = Buffer>(
   app: FastifyInstance,
   events: HubSource | undefined,
   options: EventCacheOptions,
