@@ -47,33 +47,38 @@ const BROADCAST_DEADLINE_MS = 60_000;
 const MAX_FINAL_LAG = 3;
 const RSS_EVERY_MS = 2_000;
 
-const cleanups: (() => Promise<void>)[] = [];
+/** What to undo at the end, last first; `external` ones (processes, the database, files) also on a signal. */
+const cleanups: { fn: () => Promise<void>; external: boolean }[] = [];
+const atExit = (fn: () => Promise<void>, external = false) => cleanups.push({ fn, external });
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-async function cleanup(): Promise<void> {
-  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
+async function cleanup(onlyExternal = false): Promise<void> {
+  for (const { fn, external } of cleanups.splice(0).reverse()) {
+    if (external || !onlyExternal) await fn().catch(() => undefined);
+  }
 }
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
+    // The loops in this process end with it; what outlives it (anvil, protoscan, the database) is stopped.
     say(`\n${signal}: stopping everything the soak started…`);
-    void cleanup().finally(() => process.exit(130));
+    void cleanup(true).finally(() => process.exit(130));
   });
 }
 
 async function main(): Promise<void> {
   const args = parseSoakArgs(process.argv.slice(2));
   const work = await mkdtemp(join(tmpdir(), "protoscan-bench-soak-"));
-  cleanups.push(() => rm(work, { recursive: true, force: true }));
+  atExit(() => rm(work, { recursive: true, force: true }), true);
   const serverUrl = process.env.DATABASE_URL || undefined;
 
   say("starting anvil (1 s blocks) and deploying the demo protocols…");
   const chain: BenchChain = await startBenchChain();
-  cleanups.push(() => chain.anvil.stop());
+  atExit(() => chain.anvil.stop(), true);
   let databaseUrl: string | undefined;
   if (serverUrl) {
     const database = await freshPostgresDatabase(serverUrl, "soak");
-    cleanups.push(database.drop);
+    atExit(database.drop, true);
     databaseUrl = database.url;
   }
   const databaseName = databaseUrl ? "PostgreSQL (fresh database)" : "PGlite on disk";
@@ -84,7 +89,7 @@ async function main(): Promise<void> {
     dir: work,
     ...(databaseUrl ? { databaseUrl } : {}),
   });
-  cleanups.push(() => protoscan.stop());
+  atExit(() => protoscan.stop(), true);
   await waitCaughtUp(protoscan.url, chain);
   say(`protoscan (pid ${protoscan.process.pid}) listening on ${protoscan.url}, caught up with the chain`);
 
@@ -115,7 +120,7 @@ async function main(): Promise<void> {
       if (POLLED_KINDS.has(event.kind)) expect(event.hash, `demo ${event.kind}`);
     },
   });
-  cleanups.push(() => activity.stop());
+  atExit(() => activity.stop());
 
   const topicChoices = [
     "transactions",
@@ -145,7 +150,7 @@ async function main(): Promise<void> {
       if (indexedBlocks.length > 500) indexedBlocks.splice(0, 100);
     },
   });
-  cleanups.push(async () => churn.stop());
+  atExit(async () => churn.stop());
   const webhooks = startWebhookDeliveries({
     chain,
     apiUrl: protoscan.url,
@@ -156,12 +161,12 @@ async function main(): Promise<void> {
       expect(hash, "webhook delivery");
     },
   });
-  cleanups.push(() => webhooks.stop());
+  atExit(() => webhooks.stop());
   const endpoints = soakEndpoints(d);
   await warmUp(protoscan.url, endpoints, pools, errors);
   windows = createSoakWindows(args.windowSeconds * 1000, windowCount);
   const load = startApiLoad({ apiUrl: protoscan.url, rate: args.rate, endpoints, pools, windows, errors });
-  cleanups.push(() => load.stop());
+  atExit(() => load.stop());
 
   const rss: RssSample[] = [];
   const loadByWindow: number[] = [];
@@ -218,6 +223,11 @@ async function main(): Promise<void> {
   const logged = protoscan.process.lines.filter((line) => (line.level ?? 0) >= 50);
   for (const line of logged) errors.add("protoscan logged an error", JSON.stringify(line));
   const warnings = protoscan.process.lines.filter((line) => line.level === 40);
+  // Graceful shutdown after the load: SIGTERM must end it with exit code 0 (operations.md: under 10 s).
+  const stopStarted = performance.now();
+  protoscan.process.signal("SIGTERM");
+  const exit = await protoscan.process.waitForExit(15_000).catch(() => ({ code: null, signal: "SIGKILL" }));
+  const stopSeconds = (performance.now() - stopStarted) / 1000;
 
   // Report.
   const verdict = judgeRss(rss, windows.windowMs, windows.count);
@@ -232,6 +242,7 @@ async function main(): Promise<void> {
       rss: verdict,
       load: loadByWindow,
       wsMessages,
+      wsReady: bucket(churn.stats.ready, windows),
     }),
   );
   const completed = load.completed.reduce((a, b) => a + b, 0);
@@ -247,7 +258,8 @@ async function main(): Promise<void> {
   );
   say(
     `webhooks: ${webhooks.stats.transactions} transactions, ${webhooks.stats.delivered} deliveries answered 200 ` +
-      `(${webhooks.stats.resent} resent with the same id, ${webhooks.stats.redelivered} redelivered under a new id)`,
+      `(${webhooks.stats.resent} resent with the same id, ${webhooks.stats.redelivered} redelivered under a new id; ` +
+      `${webhooks.stats.retries} attempts repeated after a 5xx or timeout, as a provider does)`,
   );
   say(`chain: ${activityMined} demo activity transactions mined; indexer lag at the end ${lag} blocks`);
   say(`RSS: ${describeRss(verdict)}`);
@@ -282,6 +294,11 @@ async function main(): Promise<void> {
       name: "indexer kept up",
       pass: lag <= MAX_FINAL_LAG,
       detail: `lag ${lag} blocks (<= ${MAX_FINAL_LAG})`,
+    },
+    {
+      name: "graceful shutdown",
+      pass: exit.code === 0 && stopSeconds < 10,
+      detail: `SIGTERM -> exit ${exit.code ?? exit.signal} in ${stopSeconds.toFixed(1)} s (0, under 10 s)`,
     },
   ];
   say("");
@@ -339,6 +356,13 @@ async function warmUp(
         errors.add(`http ${response.status}`, `warm-up ${path}: ${text.slice(0, 200)}`);
     }
   }
+}
+
+/** `{at, ms}` samples (at: `performance.now()`) as the ms of each window. */
+function bucket(samples: readonly { at: number; ms: number }[], windows: SoakWindows): number[][] {
+  const out = Array.from({ length: windows.count }, () => [] as number[]);
+  for (const s of samples) out[windows.at(s.at)]!.push(s.ms);
+  return out;
 }
 
 /** Node head minus protoscan's indexed block, read once the load has stopped (polled for up to 10 s). */

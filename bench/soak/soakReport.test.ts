@@ -18,6 +18,7 @@ test("default: one column per window and one for the run after the warm-up windo
     rss,
     load: [1.5, 2, 2.25],
     wsMessages: [7, 8, 9],
+    wsReady: [[30], [40, 41], []],
   });
   const lines = table.split("\n");
   expect(lines[0]!.trim().split(/\s+/)).toEqual(["10s", "20s", "30s", "after", "w0"]);
@@ -25,6 +26,7 @@ test("default: one column per window and one for the run after the warm-up windo
   expect(lines[2]!.split(/\s+/).slice(-4)).toEqual(["50", "4.0", "6.0", "6.0"]);
   expect(table).toMatch(/RSS MB median\s+200\s+210\s+220/);
   expect(table).toMatch(/WS tx messages\s+7\s+8\s+9\s+17/);
+  expect(table).toMatch(/p99 ms WS connect\+subscribe\s+30\s+41\s+n\/a\s+41/);
   expect(table).toMatch(/load \(1 min\)\s+1\.5\s+2\.0\s+2\.3/);
   expect(describeRss(rss)).toMatch(
     /210 MB in window 2 -> 220 MB in the last window \(\+10 MB, allowed \+50 MB/,

@@ -16,8 +16,10 @@ export type SoakFigures = {
   rss: RssVerdict;
   /** 1-minute load average at the end of each window */
   load: number[];
-  /** WebSocket transaction messages received per window (all clients) */
+  /** WebSocket transaction messages received per window (the long-lived client) */
   wsMessages: number[];
+  /** WebSocket connect + subscribe times (ms) per window */
+  wsReady: number[][];
 };
 
 const MB = 1024 * 1024;
@@ -26,8 +28,8 @@ const ms = (value: number) =>
   Number.isNaN(value) ? "n/a" : value < 10 ? value.toFixed(1) : value.toFixed(0);
 
 /**
- * The per-window table: one column per window (minute by default), rows for throughput, p99 of each endpoint,
- * median and max RSS, WebSocket messages and load; the last column is the whole run after the warm-up window.
+ * The per-window table: one column per window (minute by default), rows for throughput, p99 of each endpoint
+ * and of WebSocket connect + subscribe, median and max RSS, WebSocket messages and load; the last column is the whole run after the warm-up window.
  */
 export function formatWindowTable(f: SoakFigures): string {
   const n = f.completed.length;
@@ -53,6 +55,11 @@ export function formatWindowTable(f: SoakFigures): string {
       ms(summarizeLatencies([...f.latencies.values()].flatMap((w) => w[i] ?? [])).p99),
     ),
     ms(summarizeLatencies([...f.latencies.values()].flatMap((w) => rest(w).flat())).p99),
+  ]);
+  rows.push([
+    "p99 ms WS connect+subscribe",
+    ...f.wsReady.map((w) => ms(summarizeLatencies(w).p99)),
+    ms(summarizeLatencies(rest(f.wsReady).flat()).p99),
   ]);
   rows.push(["RSS MB median", ...f.rss.windows.map((w) => mb(w.median)), ""]);
   rows.push(["RSS MB max", ...f.rss.windows.map((w) => mb(w.max)), ""]);

@@ -4,7 +4,8 @@ import type { SoakWindows } from "./soakWindows.ts";
 
 /** Requests in flight beyond which the server is declared to have fallen behind (a request is skipped). */
 const MAX_IN_FLIGHT = 200;
-const REQUEST_TIMEOUT_MS = 10_000;
+/** A reader gives up after this long: an answer slower than this counts as an error (`http timeout`). */
+const REQUEST_TIMEOUT_MS = 30_000;
 const TICK_MS = 20;
 
 export type ApiLoad = {

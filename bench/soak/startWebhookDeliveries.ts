@@ -17,6 +17,8 @@ export type WebhookStats = {
   redelivered: number;
   /** transactions delivered */
   transactions: number;
+  /** attempts repeated after a 5xx, a timeout or a dropped connection, as a provider retries */
+  retries: number;
 };
 
 export type WebhookDeliveries = {
@@ -41,23 +43,43 @@ export function startWebhookDeliveries(options: {
   expect: (hash: Hex) => void;
 }): WebhookDeliveries {
   const { chain, errors } = options;
-  const stats: WebhookStats = { delivered: 0, resent: 0, redelivered: 0, transactions: 0 };
+  const stats: WebhookStats = { delivered: 0, resent: 0, redelivered: 0, transactions: 0, retries: 0 };
   let stopped = false;
   let wake: (() => void) | undefined;
 
+  /**
+   * POST a delivery as a provider does: a 5xx, a timeout or a dropped connection is retried with the same
+   * body (1, 2, 4, 8 s apart; Alchemy and QuickNode retry unacknowledged deliveries); a 4xx is not.
+   */
   const post = async (body: string, what: string) => {
-    try {
-      const response = await fetch(`${options.apiUrl}/api/webhooks/alchemy`, {
-        method: "POST",
-        headers: alchemyHeaders(body, BENCH_ALCHEMY_KEY),
-        body,
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await response.text();
-      if (response.status === 200) stats.delivered++;
-      else errors.add(`webhook http ${response.status}`, `${what}: ${text.slice(0, 200)}`);
-    } catch (error) {
-      errors.add("webhook socket error", `${what}: ${String(error)}`);
+    for (let attempt = 1; ; attempt++) {
+      let failure: string;
+      try {
+        const response = await fetch(`${options.apiUrl}/api/webhooks/alchemy`, {
+          method: "POST",
+          headers: alchemyHeaders(body, BENCH_ALCHEMY_KEY),
+          body,
+          signal: AbortSignal.timeout(30_000),
+        });
+        const text = await response.text();
+        if (response.status === 200) {
+          stats.delivered++;
+          return;
+        }
+        if (response.status < 500) {
+          errors.add(`webhook http ${response.status}`, `${what}: ${text.slice(0, 200)}`);
+          return;
+        }
+        failure = `answered ${response.status}: ${text.slice(0, 200)}`;
+      } catch (error) {
+        failure = String(error);
+      }
+      if (attempt === 5 || stopped) {
+        errors.add("webhook not acknowledged", `${what}, ${attempt} attempts: ${failure}`);
+        return;
+      }
+      stats.retries++;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
     }
   };
 

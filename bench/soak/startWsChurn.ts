@@ -2,7 +2,8 @@ import WebSocket from "ws";
 import { checkTransactionMessage } from "./checkTransactionMessage.ts";
 import type { ErrorTally } from "./errorTally.ts";
 
-const SUBSCRIBE_TIMEOUT_MS = 15_000;
+/** From `new WebSocket` to the last `subscribed` reply: longer is an error (a client gives up). */
+const SUBSCRIBE_TIMEOUT_MS = 60_000;
 
 /** Counts of the WebSocket side of a soak run. */
 export type WsStats = {
@@ -11,10 +12,16 @@ export type WsStats = {
   transactionMessages: number;
   removedMessages: number;
   pongs: number;
+  /** connect + subscribe times (ms from `new WebSocket` to the last `subscribed`), with when they ended */
+  ready: { at: number; ms: number }[];
 };
 
 /** A client that receives `transaction` messages (the long-lived watcher, or one of the churning clients). */
 type SoakClient = {
+  /** every topic confirmed */
+  ready(): boolean;
+  /** ms since it was created */
+  age(): number;
   /** leave: a clean close (1000) or a dropped connection (terminate, no close frame) */
   leave(abrupt: boolean): void;
   /** `{"op":"ping"}`: a `pong` must come back */
@@ -32,10 +39,10 @@ export type WsChurn = {
 };
 
 /**
- * Keep `clients` WebSocket clients on `/ws` and churn them: every `churnMs` the oldest leaves (alternately
- * with a close frame and by dropping the TCP connection) and a new one connects and subscribes to one to three
- * topics from `topicsFor`; now and then a client pings or unsubscribes from a topic. Every message is checked: replies
- * must answer what was asked (subscribed within 15 s, pong after ping), each `transaction` message must be
+ * Keep `clients` WebSocket clients on `/ws` and churn them: every `churnMs` the oldest leaves once it is
+ * subscribed (alternately with a close frame and by dropping the TCP connection) and a new one connects and
+ * subscribes to one to three topics from `topicsFor`; now and then a client pings or unsubscribes from a topic. Every message is checked: replies
+ * must answer what was asked (subscribed within 60 s, pong after ping), each `transaction` message must be
  * well-formed and belong to its topic (checkTransactionMessage), and no client may get the same transaction
  * twice on one topic. Besides these, `watcher` stays subscribed to `transactions` for the whole run and
  * reports each transaction hash it receives (to feed the reads and to check that every expected
@@ -50,11 +57,19 @@ export function startWsChurn(options: {
   onTransaction: (hash: string, blockNumber: number) => void;
 }): WsChurn {
   const { errors } = options;
-  const stats: WsStats = { connected: 0, left: 0, transactionMessages: 0, removedMessages: 0, pongs: 0 };
+  const stats: WsStats = {
+    connected: 0,
+    left: 0,
+    transactionMessages: 0,
+    removedMessages: 0,
+    pongs: 0,
+    ready: [],
+  };
   const live = new Set<WebSocket>();
   let stopped = false;
 
   const connect = (topics: string[], i: number, onTx?: (hash: string, block: number) => void): SoakClient => {
+    const created = performance.now();
     const ws = new WebSocket(options.wsUrl, { perMessageDeflate: false });
     live.add(ws);
     const subscribed = new Set<string>();
@@ -95,7 +110,11 @@ export function startWsChurn(options: {
           }
           pending.delete(message.id as number);
           subscribed.add(canonical);
-          if (pending.size === 0) clearTimeout(subscribeTimer);
+          if (pending.size === 0) {
+            clearTimeout(subscribeTimer);
+            const now = performance.now();
+            stats.ready.push({ at: now, ms: now - created });
+          }
           return;
         }
         case "transaction": {
@@ -145,6 +164,8 @@ export function startWsChurn(options: {
     });
     const open = () => ws.readyState === WebSocket.OPEN;
     return {
+      ready: () => pending.size === 0,
+      age: () => performance.now() - created,
       leave(abrupt) {
         leaving = true;
         stats.left++;
@@ -175,9 +196,14 @@ export function startWsChurn(options: {
   for (let k = 0; k < options.clients; k++) join();
   const timer = setInterval(() => {
     if (stopped) return;
-    const leaving = pool.shift();
-    leaving?.leave(n % 2 === 0);
-    join();
+    // The oldest leaves once it is subscribed (a slow server slows the churn instead of cutting clients
+    // off mid-handshake), or when it has given up waiting (counted as an error by its own timer).
+    const oldest = pool[0];
+    if (oldest && (oldest.ready() || oldest.age() > SUBSCRIBE_TIMEOUT_MS)) {
+      pool.shift();
+      oldest.leave(n % 2 === 0);
+    }
+    if (pool.length < options.clients) join();
     const someone = pool[n % pool.length];
     if (n % 5 === 0) someone?.ping();
     if (n % 7 === 0) someone?.unsubscribeOne();
