@@ -77,7 +77,10 @@ export function createIndexer(
   };
   let loop: Promise<void> | undefined;
   const stopping = new AbortController();
-  common.shutdown.signal.addEventListener("abort", () => stopping.abort(), { once: true });
+  // Removed by stop(): the writers are built afresh each time this process wins the writer lock, and the
+  // shutdown signal lives as long as the process.
+  const onShutdown = () => stopping.abort();
+  common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
   let cycle: Promise<CycleResult> | undefined;
   let filterChecked = false;
 
@@ -226,6 +229,7 @@ export function createIndexer(
       })();
     },
     async stop() {
+      common.shutdown.signal.removeEventListener("abort", onShutdown);
       stopping.abort();
       await loop;
       await cycle;

@@ -60,7 +60,10 @@ export function createTrackWatcher(
   const logger = common.logger.child({ module: "track-watcher" });
   const options: TrackingOptions = { ...DEFAULT_TRACKING_OPTIONS, ...overrides };
   const stopping = new AbortController();
-  common.shutdown.signal.addEventListener("abort", () => stopping.abort(), { once: true });
+  // Removed by stop(): the writers are built afresh each time this process wins the writer lock, and the
+  // shutdown signal lives as long as the process.
+  const onShutdown = () => stopping.abort();
+  common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
   let loop: Promise<void> | undefined;
   /** the head at the start of the last pass that completed */
   let lastHead: number | undefined;
@@ -154,6 +157,7 @@ export function createTrackWatcher(
       })();
     },
     async stop() {
+      common.shutdown.signal.removeEventListener("abort", onShutdown);
       unsubscribe?.();
       stopping.abort();
       await loop;

@@ -65,7 +65,10 @@ export function createInboxWorker(
   const options: InboxWorkerOptions = { ...DEFAULT_INBOX_WORKER_OPTIONS, ...overrides };
   const signal = deps.signal ?? createInboxSignal();
   const stopping = new AbortController();
-  common.shutdown.signal.addEventListener("abort", () => stopping.abort(), { once: true });
+  // Removed by stop(): the writers are built afresh each time this process wins the writer lock, and the
+  // shutdown signal lives as long as the process.
+  const onShutdown = () => stopping.abort();
+  common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
   let loop: Promise<void> | undefined;
 
   const handle = async (delivery: ClaimedDelivery): Promise<DeliveryOutcome> => {
@@ -175,6 +178,7 @@ export function createInboxWorker(
       })();
     },
     async stop() {
+      common.shutdown.signal.removeEventListener("abort", onShutdown);
       stopping.abort();
       await loop;
     },
