@@ -15,9 +15,12 @@ export type FetchedBlock = { header: BlockHeader; transactions: ChainTransaction
  * transactions are wanted, or one `eth_getTransactionReceipt` for a single one. So a transaction costs at
  * most 40 CU, and a busy block 40 CU in all.
  *
- * Provider data is checked before it is trusted: every receipt must belong to this block (`blockHash`) and
- * to the wanted transaction, and the block must have the hash the caller saw in its logs; otherwise a
- * reorg happened between the calls and `ReorgDetectedError` asks the caller to fetch again.
+ * Provider data is checked before it is trusted. Each answer on its own is checked by the chain client
+ * (`chain/validateRpcResult.ts`: a receipt set repeating a log index, receipts of another block…). Here the
+ * answers are checked against each other: every receipt must belong to this block (`blockHash` and
+ * `blockNumber`) and to the wanted transaction at its index, and the block must have the hash the caller saw
+ * in its logs; otherwise the chain moved between the calls (or the provider contradicts itself across them)
+ * and `ReorgDetectedError` asks the caller to fetch again.
  */
 export async function fetchBlockTransactions(
   chain: ChainClient,
@@ -38,7 +41,7 @@ export async function fetchBlockTransactions(
   }
   const receiptByHash = new Map<string, TransactionReceipt>();
   for (const receipt of receipts) {
-    if (receipt.blockHash.toLowerCase() !== header.hash) {
+    if (receipt.blockHash.toLowerCase() !== header.hash || Number(receipt.blockNumber) !== header.number) {
       throw new ReorgDetectedError(
         blockNumber,
         `receipt of ${receipt.transactionHash} is from another block`,
@@ -79,10 +82,13 @@ export function toChainTransaction(
   tx: Transaction,
   receipt: TransactionReceipt,
 ): ChainTransaction {
-  if (receipt.transactionHash.toLowerCase() !== tx.hash.toLowerCase()) {
+  if (
+    receipt.transactionHash.toLowerCase() !== tx.hash.toLowerCase() ||
+    (tx.transactionIndex !== null && receipt.transactionIndex !== tx.transactionIndex)
+  ) {
     throw new ReorgDetectedError(
       header.number,
-      `receipt ${receipt.transactionHash} does not match ${tx.hash}`,
+      `receipt ${receipt.transactionHash} (index ${receipt.transactionIndex}) does not match ${tx.hash} (index ${tx.transactionIndex})`,
     );
   }
   return {

@@ -14,7 +14,8 @@ export type FetchedByHash = {
 /**
  * Fetch transactions known only by hash (webhooks, track-tx): their receipts (20 CU each, batched), then
  * each distinct block once with full transactions (20 CU) for inputs, values and the timestamp. A hash
- * without a receipt is reported as pending, not as an error.
+ * without a receipt is reported as pending, not as an error. Receipts must agree with their block (hash,
+ * the transaction in it) and with each other (log indexes), else `ReorgDetectedError`: fetch again.
  */
 export async function fetchTransactionsByHash(
   chain: ChainClient,
@@ -52,7 +53,13 @@ export async function fetchTransactionsByHash(
     const header = toHeader(block);
     headers.push(header);
     const txByHash = new Map((block.transactions as Transaction[]).map((tx) => [tx.hash.toLowerCase(), tx]));
-    for (const receipt of byBlock.get(BigInt(header.number)) ?? []) {
+    const receipts = byBlock.get(BigInt(header.number)) ?? [];
+    // Receipts fetched one by one are checked against each other too: one block's logs never share an index.
+    const logIndexes = receipts.flatMap((r) => r.logs.map((l) => l.logIndex));
+    if (new Set(logIndexes).size !== logIndexes.length) {
+      throw new ReorgDetectedError(header.number, "receipts of one block repeat a log index");
+    }
+    for (const receipt of receipts) {
       const tx = txByHash.get(receipt.transactionHash.toLowerCase());
       if (!tx || receipt.blockHash.toLowerCase() !== header.hash) {
         throw new ReorgDetectedError(
