@@ -320,7 +320,11 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
         protocol: "demovault",
         functionName: "disperseEther",
       });
-      expect((await getTracked(db.database.db, hash))?.status).toBe("indexed");
+      await waitFor(
+        () => getTracked(db.database.db, hash),
+        (w) => w?.status === "indexed",
+        "the watch entry to be marked indexed",
+      );
       const message = await waitFor(
         async () => messages.find((m) => m.type === "transaction" && m.data.txHash === hash.toLowerCase()),
         (m) => m !== undefined,
@@ -489,7 +493,12 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
       "the watcher to store it again",
     );
     expect(stored.body).toMatchObject({ source: "track", protocol: "demovault" });
-    expect((await getTracked(db.database.db, hash))?.status).toBe("indexed");
+    // The watcher marks the entry after the ingest commit, so the stored row can be read a moment earlier.
+    await waitFor(
+      () => getTracked(db.database.db, hash),
+      (w) => w?.status === "indexed",
+      "the watch entry to be marked indexed",
+    );
   });
 
   test("behavior: with api.trackTxApiKeys set, X-API-Key must match one of them (checked before the body)", async () => {
