@@ -4,7 +4,13 @@ import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts"
 import type { Database, Db } from "./createDatabase.ts";
 import { applyDeltas, removeBlocks, upsertReadings } from "./ingestWrites.ts";
 import { prices, tokenBalances, tokenStats, tokenTransfers } from "./schema.ts";
-import { getTokenCounts, getTokenPrice, getTokenTransfers, getTopHolders } from "./tokenReads.ts";
+import {
+  getHoldersPage,
+  getTokenCounts,
+  getTokenPrice,
+  getTokenTransfers,
+  getTopHolders,
+} from "./tokenReads.ts";
 
 const A = `0x${"a".repeat(40)}`;
 const B = `0x${"b".repeat(40)}`;
@@ -165,6 +171,14 @@ describe("tokenReads", () => {
     ]);
     expect(await getTopHolders(db, TOKEN, { limit: 2, offset: 1 })).toEqual(all.slice(1, 3));
     expect(await getTokenCounts(db, TOKEN)).toMatchObject({ holdersCount: 4 });
+    // The one-statement page: the same rows with the counter, an empty page past the end, nothing unknown.
+    expect(await getHoldersPage(db, TOKEN, { limit: 100, offset: 0 })).toEqual({ total: 4, holders: all });
+    expect(await getHoldersPage(db, TOKEN, { limit: 2, offset: 1 })).toEqual({
+      total: 4,
+      holders: all.slice(1, 3),
+    });
+    expect(await getHoldersPage(db, TOKEN, { limit: 2, offset: 4 })).toEqual({ total: 4, holders: [] });
+    expect(await getHoldersPage(db, ZERO, { limit: 2, offset: 0 })).toEqual({ total: 0, holders: [] });
   });
 
   test("default: transfers newest first, by party (self-transfer once), block range and keyset", async () => {
@@ -229,6 +243,11 @@ describe("tokenReads", () => {
         "holders",
         () => getTopHolders(db, TOKEN, { limit: 26, offset: 1000 }),
         ["token_balances_token_balance_idx"],
+      ],
+      [
+        "holders page with its count",
+        () => getHoldersPage(db, TOKEN, { limit: 26, offset: 1000 }),
+        ["token_balances_token_balance_idx", "token_stats_pkey"],
       ],
       [
         "events",

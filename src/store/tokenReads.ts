@@ -66,6 +66,42 @@ export async function getTopHolders(
   );
 }
 
+export type HoldersPage = { total: number; holders: HolderRow[] };
+
+/**
+ * `getTopHolders` with the holder count of `getTokenCounts`, in one statement for any page that has rows:
+ * the counter (`token_stats` primary key) is a scalar subquery, evaluated once (an
+ * InitPlan), beside the page walked in `token_balances_token_balance_idx` order. A page past the end has no
+ * row to carry it, so only then is the counter read on its own.
+ */
+export async function getHoldersPage(
+  db: Db,
+  token: string,
+  page: { limit: number; offset: number },
+): Promise<HoldersPage> {
+  const address = token.toLowerCase();
+  const total = db
+    .select({ n: tokenStats.holdersCount })
+    .from(tokenStats)
+    .where(eq(tokenStats.tokenAddress, address));
+  const rows = await db
+    .select({
+      holder: tokenBalances.holder,
+      balance: tokenBalances.balance,
+      total: sql<number>`(${total})`.mapWith(Number),
+    })
+    .from(tokenBalances)
+    .where(and(eq(tokenBalances.tokenAddress, address), sql`${tokenBalances.balance} > 0`))
+    .orderBy(sql`${tokenBalances.balance} desc nulls last`, tokenBalances.holder)
+    .limit(page.limit)
+    .offset(page.offset);
+  const first = rows[0];
+  if (!first) {
+    return { total: page.offset === 0 ? 0 : (await getTokenCounts(db, address)).holdersCount, holders: [] };
+  }
+  return { total: first.total, holders: rows.map((r) => ({ holder: r.holder, balance: r.balance })) };
+}
+
 export type TransferRow = typeof tokenTransfers.$inferSelect;
 
 export type TokenTransfersQuery = {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address, TokenConfig } from "../../config/schema.ts";
 import type { Common } from "../../internal/common.ts";
-import { getTokenCounts, getTokenTransfers, getTopHolders } from "../../store/tokenReads.ts";
+import { getHoldersPage, getTokenCounts, getTokenTransfers } from "../../store/tokenReads.ts";
 import type { RouteDeps } from "../buildApp.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createEventCache } from "../createEventCache.ts";
@@ -113,21 +113,18 @@ export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: 
       const { limit, offset } = request.query as { limit: number; offset: number };
       const totalSupply = await supply.get(token.address);
       return cachedReply(reply, holderPages, `${request.url} ${totalSupply}`, async () => {
-        const [rows, counts] = await Promise.all([
-          getTopHolders(db, token.address, { limit, offset }),
-          getTokenCounts(db, token.address),
-        ]);
+        const { total, holders } = await getHoldersPage(db, token.address, { limit, offset });
         // A double-precision ratio: exact enough for a share, and never a float for the amounts themselves.
         const supplyNumber = Number(totalSupply);
         return {
           token: checksum(token.address),
-          holders: rows.map((row, i) => ({
+          holders: holders.map((row, i) => ({
             rank: offset + i + 1,
             address: checksum(row.holder),
             balance: row.balance.toString(),
             share: totalSupply === 0n ? 0 : Number(row.balance) / supplyNumber,
           })),
-          total: counts.holdersCount,
+          total,
           limit,
           offset,
         };
