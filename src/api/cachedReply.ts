@@ -10,18 +10,20 @@ const JSON_TYPE = "application/json; charset=utf-8";
  * Errors thrown by `read` (404s, 400s) reach the error handler and are never kept.
  *
  * Bodies are kept as UTF-8 bytes: a string would be encoded again on every send, which for a 50 KB page
- * costs more than everything else a hit does.
+ * costs more than everything else a hit does. When the key or the body is made from values read before the
+ * call, pass the `cache.version()` taken before those reads as `since`, so that an event during them wins.
  */
 export async function cachedReply<T>(
   reply: FastifyReply,
   cache: ResponseCache<Buffer> | null,
   key: string,
   read: () => Promise<T>,
+  since?: number,
 ): Promise<T | FastifyReply> {
   if (!cache) return read();
   const hit = cache.get(key);
   if (hit !== undefined) return reply.type(JSON_TYPE).send(hit);
-  const version = cache.version();
+  const version = since ?? cache.version();
   const body = Buffer.from(String(reply.serialize(await read())));
   cache.set(key, body, version);
   return reply.type(JSON_TYPE).send(body);

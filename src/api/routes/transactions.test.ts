@@ -136,4 +136,27 @@ describe("response caches of the transaction routes (with events)", () => {
       expect(a.body, url).toBe(b.body);
     }
   });
+
+  test("behavior: the overview is kept until a transaction is stored", async () => {
+    const overview = async (app: FastifyInstance) => {
+      const body = (await app.inject({ url: "/api/overview" })).json() as {
+        totals: { transactions: number };
+        latestTransactions: { txHash: string }[];
+      };
+      return { total: body.totals.transactions, newest: body.latestTransactions[0]?.txHash };
+    };
+    const before = await overview(cached);
+    expect(before).toEqual(await overview(uncached));
+    expect(await overview(cached)).toEqual(before); // a hit
+    await commitBatch(tdb.database.db, {
+      source: "poll",
+      transactions: [tx(11)],
+      blocks: [header(11)],
+      deltaTokens: new Set(),
+    });
+    expect(await overview(cached)).toEqual(before);
+    expect(await overview(uncached)).toEqual({ total: before.total + 1, newest: hash(11) });
+    events.publish([{ type: "transaction", transaction: tx(11), source: "poll" }]);
+    expect(await overview(cached)).toEqual({ total: before.total + 1, newest: hash(11) });
+  });
 });
