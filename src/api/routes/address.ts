@@ -6,12 +6,11 @@ import {
   getAddressTransactionCount,
   getAddressTransactions,
   getHeldTokens,
-  type HeldToken,
 } from "../../store/addressReads.ts";
 import type { RouteDeps } from "../buildApp.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createAccountReader } from "../createAccountReader.ts";
-import { createEventCache, readThrough } from "../createEventCache.ts";
+import { createEventCache } from "../createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { AddressTransactionsPageSchema, AddressViewSchema, ListOffset } from "../schemas/address.ts";
 import { AddressParam, Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
@@ -24,9 +23,9 @@ const AddressParams = Type.Object({ address: AddressParam });
  * `GET /api/address/:address` and `/api/address/:address/transactions` (SPEC §4 rows 13 and 14). Any valid
  * address answers: the native balance and code come from the node (short caches), token balances from the
  * balance cache, transactions from the `address_transactions` index. With `deps.events`, transaction pages are
- * cached until the next stored or removed transaction, and the view's stored part (token balances and
- * transaction count) until that or the next committed balance change (`deps.changes`: call-mode balances are
- * refreshed without an ingest event).
+ * cached until the next stored or removed transaction, and views (per address and node figures) until that
+ * or the next committed balance change (`deps.changes`: call-mode balances are refreshed without an ingest
+ * event).
  */
 export function registerAddressRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
@@ -34,7 +33,8 @@ export function registerAddressRoutes(app: FastifyInstance, common: Common, deps
   const tokenOrder = new Map(common.config.tokens.map((t, i) => [t.address as string, i]));
   const protocols = new Set(common.config.protocols.map((p) => p.id));
   const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
-  const stored = createEventCache<{ held: HeldToken[]; transactionCount: number }>(app, deps.events, {
+  // Views by address and the node's figures (which key them, as they change on their own clock).
+  const views = createEventCache(app, deps.events, {
     maxEntries: 10_000,
     emptiedBy: "any",
     alsoChangedBy: { notices: deps.changes, tables: ["token_balances"] },
@@ -52,40 +52,39 @@ export function registerAddressRoutes(app: FastifyInstance, common: Common, deps
         response: { 200: AddressViewSchema, 400: ProblemSchema, 503: ProblemSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const address = (request.params as { address: string }).address.toLowerCase() as Address;
-      const [balance, isContract, { held, transactionCount }] = await Promise.all([
+      const [balance, isContract] = await Promise.all([
         accounts.balance(address),
         accounts.isContract(address),
-        readThrough(stored, address, async () => {
-          const [held, transactionCount] = await Promise.all([
-            getHeldTokens(db, address),
-            getAddressTransactionCount(db, address),
-          ]);
-          return { held, transactionCount };
-        }),
       ]);
-      const tokenBalances = held
-        .filter((h) => tokens.has(h.tokenAddress))
-        .sort((a, b) => tokenOrder.get(a.tokenAddress)! - tokenOrder.get(b.tokenAddress)!)
-        .map((h) => {
-          const token = tokens.get(h.tokenAddress)!;
-          return {
-            contractAddress: checksum(token.address),
-            tokenBalance: h.balance.toString(),
-            symbol: token.symbol,
-            name: token.name,
-            decimals: token.decimals,
-            logo: token.logo,
-          };
-        });
-      return {
-        address: checksum(address),
-        balance: balance.toString(),
-        isContract,
-        tokenBalances,
-        transactionCount,
-      };
+      return cachedReply(reply, views, `${address} ${balance} ${isContract}`, async () => {
+        const [held, transactionCount] = await Promise.all([
+          getHeldTokens(db, address),
+          getAddressTransactionCount(db, address),
+        ]);
+        const tokenBalances = held
+          .filter((h) => tokens.has(h.tokenAddress))
+          .sort((a, b) => tokenOrder.get(a.tokenAddress)! - tokenOrder.get(b.tokenAddress)!)
+          .map((h) => {
+            const token = tokens.get(h.tokenAddress)!;
+            return {
+              contractAddress: checksum(token.address),
+              tokenBalance: h.balance.toString(),
+              symbol: token.symbol,
+              name: token.name,
+              decimals: token.decimals,
+              logo: token.logo,
+            };
+          });
+        return {
+          address: checksum(address),
+          balance: balance.toString(),
+          isContract,
+          tokenBalances,
+          transactionCount,
+        };
+      });
     },
   );
 
