@@ -14,7 +14,9 @@ import { createChainClient } from "./createChainClient.ts";
 
 const PASSWORD = "s3cretpass";
 const KEY = "abcdefghijklmnopqrstuvwxyz012345";
-const FORBIDDEN = [PASSWORD, KEY, `user:${PASSWORD}`];
+// The Authorization header the credentials travel in: a provider's error page may quote it.
+const BASIC = Buffer.from(`user:${PASSWORD}`).toString("base64");
+const FORBIDDEN = [PASSWORD, KEY, `user:${PASSWORD}`, BASIC];
 
 let anvil: TestAnvil;
 let proxy: RpcProxy;
@@ -49,7 +51,7 @@ function dump(error: unknown): string {
 }
 
 const faults = (): RpcFault[] => [
-  { kind: "http", status: 500, body: `upstream ${secretUrl} failed` },
+  { kind: "http", status: 500, body: `upstream ${secretUrl} failed (Authorization: Basic ${BASIC})` },
   { kind: "http", status: 429, body: ALCHEMY_RATE_BODY },
   { kind: "http", status: 401, body: "Must be authenticated!" },
   { kind: "rpcError", code: -32601, message: "the method eth_blockNumber does not exist/is not available" },
@@ -78,7 +80,7 @@ async function exercise(
   try {
     // Failover from the refused URL (logs a warning naming it) to the proxy.
     expect(await chain.getChainId()).toBe(31337);
-    expect(proxy.lastAuthorization).toBe(`Basic ${Buffer.from(`user:${PASSWORD}`).toString("base64")}`);
+    expect(proxy.lastAuthorization).toBe(`Basic ${BASIC}`);
     for (const fault of faults()) {
       proxy.clearFaults();
       proxy.inject(fault);

@@ -44,6 +44,7 @@ test("behavior: every kind of secret", () => {
       "p%40ss",
       "p@ss",
       "user",
+      Buffer.from("user:p@ss").toString("base64"), // the Authorization: Basic value it is sent as
       "track-key-1",
       "whsec_alchemy",
       "qn_token_1",

@@ -38,13 +38,20 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return out;
 }
 
-/** The parts of a URL that are secret: the whole URL, its userinfo, long path segments, key-like params. */
+/**
+ * The parts of a URL that are secret: the whole URL, its userinfo (and the `Authorization: Basic` value it
+ * is sent as, which a provider's error page may quote), long path segments, key-like params.
+ */
 export function secretsOfUrl(url: string): string[] {
   const secrets = [url];
   try {
     const parsed = new URL(url);
     if (parsed.password) secrets.push(parsed.password, decodeURIComponent(parsed.password));
     if (parsed.username) secrets.push(parsed.username);
+    if (parsed.username || parsed.password) {
+      const userinfo = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+      secrets.push(Buffer.from(userinfo).toString("base64"));
+    }
     for (const segment of parsed.pathname.split("/")) {
       if (/^[A-Za-z0-9_-]{16,}$/.test(segment)) secrets.push(segment);
     }
