@@ -1,13 +1,14 @@
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { PGlite, types as pgliteTypes } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import type { Logger } from "../internal/logger.ts";
 import { redactSecrets, redactUrl, secretsOfUrl } from "../internal/redact.ts";
+import { createPgliteThread, type PgliteClient } from "./createPgliteThread.ts";
 import { DATA_DIR_LOCK_FILE, type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { DatabaseUnavailableError, scrubDriverError } from "./errors.ts";
 import * as schema from "./schema.ts";
@@ -40,8 +41,11 @@ type DatabaseBase = {
   close(): Promise<void>;
 };
 
-/** Embedded PostgreSQL (PGlite) in this process: one connection, no other process may open `dataDir`. */
-export type EmbeddedDatabase = DatabaseBase & { kind: "pglite"; client: PGlite; dataDir: string };
+/**
+ * Embedded PostgreSQL (PGlite) in a worker thread of this process (`createPgliteThread`): one connection, no
+ * other process may open `dataDir`.
+ */
+export type EmbeddedDatabase = DatabaseBase & { kind: "pglite"; client: PgliteClient; dataDir: string };
 
 /** A PostgreSQL server through a node-postgres pool (LISTEN/NOTIFY and advisory locks take a pool client). */
 export type PostgresDatabase = DatabaseBase & { kind: "postgres"; pool: pg.Pool };
@@ -64,6 +68,9 @@ export type CreateDatabaseOptions = {
 };
 
 const MEMORY = "memory://";
+
+/** PostgreSQL settings PGlite starts with (see docs/performance.md, "Memory"). */
+const PGLITE_SETTINGS: readonly string[] = [];
 
 /**
  * Open the database protoscan stores into (SPEC §1 `DATABASE_URL` / `DATA_DIR`) and check it answers.
@@ -99,13 +106,9 @@ async function openPglite(
       throw error;
     });
   }
-  let client: PGlite;
+  let client: PgliteClient;
   try {
-    // node-postgres returns int8 as a string; PGlite would return a lossy number.
-    client = await PGlite.create(dir, {
-      parsers: { [pgliteTypes.INT8]: (value: string) => value },
-      ...(snapshot === undefined ? {} : { loadDataDir: snapshot }),
-    });
+    client = await createPgliteThread({ dataDir: dir, settings: PGLITE_SETTINGS, snapshot });
     await created?.();
   } catch (error) {
     await lock?.release();
@@ -113,7 +116,8 @@ async function openPglite(
       cause: scrubDriverError(error, (text) => text),
     });
   }
-  const db: Db = drizzlePglite({ client, schema });
+  // Drizzle's PGlite driver only calls what PgliteClient implements (query, transaction).
+  const db: Db = drizzlePglite({ client: client as unknown as PGlite, schema });
   let closing: Promise<void> | undefined;
   const label = `pglite:${dir}`;
   logger.info({ database: label }, "database opened");

@@ -1,0 +1,119 @@
+import { types } from "@electric-sql/pglite";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createPgliteThread, type PgliteClient } from "./createPgliteThread.ts";
+import { isConnectionError } from "./errors.ts";
+
+// One PGlite (in its worker) for the file: opening one costs seconds.
+let client: PgliteClient;
+beforeAll(async () => {
+  client = await createPgliteThread({ dataDir: "memory://", settings: ["work_mem=2MB"] });
+  await client.exec("create table items (id int primary key, amount numeric(78,0), at timestamptz)");
+}, 120_000);
+afterAll(async () => {
+  await client?.close();
+});
+
+describe("createPgliteThread", () => {
+  test("default: values cross the thread with the types PGlite gives them", async () => {
+    const result = await client.query<Record<string, unknown>>(
+      "select $1::int as n, 9007199254740993::int8 as big, $2::jsonb as j, '\\x0102'::bytea as b, $3::timestamptz as t, current_setting('work_mem') as wm",
+      [7, { a: [1, 2] }, new Date("2026-11-21T08:00:00.123Z")],
+    );
+    expect(result.rows).toEqual([
+      {
+        n: 7,
+        big: "9007199254740993", // int8 as text, like node-postgres
+        j: { a: [1, 2] },
+        b: new Uint8Array([1, 2]),
+        t: new Date("2026-11-21T08:00:00.123Z"),
+        wm: "2MB", // settings reach PostgreSQL
+      },
+    ]);
+    expect(result.fields.map((f) => f.name)).toEqual(["n", "big", "j", "b", "t", "wm"]);
+  });
+
+  test("behavior: per-query parsers run on the text of their types, in object and array rows", async () => {
+    const parsers = { [types.TIMESTAMPTZ]: (value: string) => `parsed ${value}`, [types.INT4]: Number };
+    const sqlText = "select '2026-11-21 08:00:00+00'::timestamptz as t, 5 as n";
+    const objects = await client.query<{ t: string; n: number }>(sqlText, [], { parsers });
+    expect(objects.rows).toEqual([{ t: "parsed 2026-11-21 08:00:00+00", n: 5 }]);
+    const arrays = await client.query<unknown[]>(sqlText, [], { rowMode: "array", parsers });
+    expect(arrays.rows).toEqual([["parsed 2026-11-21 08:00:00+00", 5]]);
+  });
+
+  test("behavior: a transaction commits, and statements from outside wait for its end", async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const transaction = client.transaction(async (tx) => {
+      await tx.query("insert into items (id, amount) values (1, $1)", [
+        "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+      ]);
+      order.push("inserted");
+      await held;
+      order.push("committing");
+    });
+    // Sent while the transaction is open: must not run inside it, nor before it commits.
+    const outside = client.query<{ count: string }>("select count(*) from items").then((r) => {
+      order.push("outside");
+      return r.rows[0]?.count;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    await transaction;
+    expect(await outside).toBe("1");
+    expect(order).toEqual(["inserted", "committing", "outside"]);
+    const stored = await client.query<{ amount: string }>("select amount from items where id = 1");
+    expect(stored.rows[0]?.amount).toBe(
+      "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+    );
+  });
+
+  test("behavior: a failed transaction rolls back", async () => {
+    await expect(
+      client.transaction(async (tx) => {
+        await tx.query("insert into items (id) values (2)");
+        await tx.query("insert into items (id) values (2)"); // duplicate key
+      }),
+    ).rejects.toMatchObject({ code: "23505" });
+    const rows = await client.query("select id from items where id = 2");
+    expect(rows.rows).toEqual([]);
+  });
+
+  test("error: PostgreSQL errors keep their fields", async () => {
+    const error = await client.query("select nope from items").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({
+      message: 'column "nope" does not exist',
+      code: "42703",
+      severity: "ERROR",
+    });
+    expect(isConnectionError(error)).toBe(false);
+  });
+
+  test("behavior: LISTEN hears NOTIFY until unlistened", async () => {
+    const heard: string[] = [];
+    const unlisten = await client.listen("items_changed", (payload) => heard.push(payload));
+    await client.query("select pg_notify('items_changed', 'one')");
+    await unlisten();
+    await client.query("select pg_notify('items_changed', 'two')");
+    expect(heard).toEqual(["one"]);
+  });
+
+  test("behavior: dumpDataDir makes a snapshot another thread opens", async () => {
+    const snapshot = await client.dumpDataDir("none");
+    const copy = await createPgliteThread({ dataDir: "memory://", settings: [], snapshot });
+    try {
+      const rows = await copy.query<{ id: number }>("select id from items order by id");
+      expect(rows.rows).toEqual([{ id: 1 }]);
+    } finally {
+      await copy.close();
+    }
+    const closed = await copy.query("select 1").catch((e: unknown) => e);
+    expect(copy.closed).toBe(true);
+    expect(closed).toMatchObject({ message: "PGlite is closed" });
+    expect(isConnectionError(closed)).toBe(true);
+  }, 120_000);
+});

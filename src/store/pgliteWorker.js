@@ -1,0 +1,97 @@
+// @ts-check
+/**
+ * The worker thread that runs PGlite for `createPgliteThread.ts` (see there for why). Plain JavaScript: a worker
+ * does not inherit the TypeScript loader of its parent (tsx registered through its API, or vitest's transform),
+ * and this file needs nothing but PGlite.
+ *
+ * workerData: { dataDir, settings: ["name=value", …], snapshot?: ArrayBuffer, pgliteWasmModule,
+ * initdbWasmModule } (compiled by the parent). Posts { ready: true } once open (or
+ * { ready: false, error }), then answers each request { id, op, ... } with { id, result } or { id, error }.
+ * Ops: query { text, params, rowMode, raw: oids returned as text }, exec { text, raw }, listen { channel },
+ * unlisten { channel }, dump { compression }, close. NOTIFYs heard are posted as { channel, payload }.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { PGlite, types } from "@electric-sql/pglite";
+
+const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
+/** @param {string} value */
+const asText = (value) => value;
+
+/** @param {unknown} error */
+function serializeError(error) {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error), props: {} };
+  /** @type {Record<string, string | number>} */
+  const props = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (typeof value === "string" || typeof value === "number") props[key] = value;
+  }
+  return { name: error.name, message: error.message, props };
+}
+
+/** @param {number[] | undefined} raw */
+function rawParsers(raw) {
+  /** @type {Record<number, (value: string) => string>} */
+  const parsers = {};
+  for (const oid of raw ?? []) parsers[oid] = asText;
+  return parsers;
+}
+
+/** @type {PGlite} */
+let pg;
+try {
+  const { dataDir, settings, snapshot, pgliteWasmModule, initdbWasmModule } = workerData;
+  /** @type {string[]} */
+  const startParams = [...PGlite.defaultStartParams];
+  for (const setting of settings) startParams.push("-c", setting);
+  pg = await PGlite.create(dataDir, {
+    // node-postgres returns int8 as a string; PGlite would return a lossy number.
+    parsers: { [types.INT8]: asText },
+    startParams,
+    pgliteWasmModule,
+    initdbWasmModule,
+    ...(snapshot ? { loadDataDir: new Blob([snapshot]) } : {}),
+  });
+  port.postMessage({ ready: true });
+} catch (error) {
+  port.postMessage({ ready: false, error: serializeError(error) });
+  process.exit(0);
+}
+
+/** @type {Map<string, () => Promise<void>>} */
+const unlisten = new Map();
+
+port.on("message", async (message) => {
+  const { id, op } = message;
+  try {
+    if (op === "query") {
+      const result = await pg.query(message.text, message.params, {
+        rowMode: message.rowMode,
+        parsers: rawParsers(message.raw),
+      });
+      port.postMessage({ id, result });
+    } else if (op === "exec") {
+      const result = await pg.exec(message.text, { parsers: rawParsers(message.raw) });
+      port.postMessage({ id, result });
+    } else if (op === "listen") {
+      const { channel } = message;
+      if (!unlisten.has(channel)) {
+        unlisten.set(channel, await pg.listen(channel, (payload) => port.postMessage({ channel, payload })));
+      }
+      port.postMessage({ id, result: null });
+    } else if (op === "unlisten") {
+      await unlisten.get(message.channel)?.();
+      unlisten.delete(message.channel);
+      port.postMessage({ id, result: null });
+    } else if (op === "dump") {
+      const file = await pg.dumpDataDir(message.compression);
+      const buffer = await file.arrayBuffer();
+      port.postMessage({ id, result: buffer }, [buffer]);
+    } else if (op === "close") {
+      if (!pg.closed) await pg.close();
+      port.postMessage({ id, result: null });
+      port.close();
+    } else throw new Error(`unknown op ${op}`);
+  } catch (error) {
+    port.postMessage({ id, error: serializeError(error) });
+  }
+});
