@@ -13,6 +13,28 @@ import { migrate } from "../src/store/migrate.ts";
 import { benchConfig } from "./benchConfig.ts";
 import type { BenchChain } from "./buildChain.ts";
 import type { PhaseMeasurement } from "./phaseResult.ts";
+import { mainThreadCpuSeconds } from "./threadCpu.ts";
+
+const MB = 1024 * 1024;
+
+/** Sample `process.memoryUsage()` every 50 ms until `stop()`, which returns each figure's peak in MiB. */
+function samplePeakMemory(): { stop(): { rss: number; heapUsed: number; external: number } } {
+  const peaks = { rss: 0, heapUsed: 0, external: 0 };
+  const sample = () => {
+    const usage = process.memoryUsage();
+    peaks.rss = Math.max(peaks.rss, usage.rss / MB);
+    peaks.heapUsed = Math.max(peaks.heapUsed, usage.heapUsed / MB);
+    peaks.external = Math.max(peaks.external, usage.external / MB);
+  };
+  const timer = setInterval(sample, 50);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peaks;
+    },
+  };
+}
 
 /**
  * Create and migrate a PGlite data directory (initdb runs here: PGlite's peak memory), as the first start of
@@ -55,8 +77,11 @@ export async function backfill(options: {
     await migrate(database);
     const setupSeconds = (performance.now() - setupStarted) / 1000;
 
+    const openRssMb = process.memoryUsage().rss / MB;
+    const memory = samplePeakMemory();
     const started = performance.now();
     const cpu = process.cpuUsage();
+    const mainCpu = mainThreadCpuSeconds();
     const chain = createChainClient(common);
     shutdown.add(() => chain.close());
     await chain.assertChainId(config.chain.id);
@@ -77,6 +102,8 @@ export async function backfill(options: {
     }
     const seconds = (performance.now() - started) / 1000;
     const { user, system } = process.cpuUsage(cpu);
+    const mainCpuEnd = mainThreadCpuSeconds();
+    const peaks = memory.stop();
     const stats = chain.stats();
 
     const counts = await database.db.execute<{ transactions: string; logs: string; transfers: string }>(
@@ -91,10 +118,11 @@ export async function backfill(options: {
       transactions: stored,
       seconds,
       cpuSeconds: (user + system) / 1e6,
+      mainThreadCpuSeconds: mainCpu === null || mainCpuEnd === null ? null : mainCpuEnd - mainCpu,
       requests: stats.requests,
       computeUnits: stats.computeUnits,
       setupSeconds,
-      notes: `${row.logs} logs, ${row.transfers} transfers; ${database.label}`,
+      notes: `${row.logs} logs, ${row.transfers} transfers; ${database.label}; RSS ${openRssMb.toFixed(0)} MB once the database was open, peaks while indexing (main thread, sampled): RSS ${peaks.rss.toFixed(0)} MB, JS heap used ${peaks.heapUsed.toFixed(0)} MB, external ${peaks.external.toFixed(0)} MB`,
     };
   } finally {
     await shutdown.kill();

@@ -2,6 +2,7 @@ import { createPublicClient, type Hash, http } from "viem";
 import { computeUnitsOf } from "../src/chain/computeUnits.ts";
 import type { BenchChain } from "./buildChain.ts";
 import type { PhaseMeasurement } from "./phaseResult.ts";
+import { mainThreadCpuSeconds } from "./threadCpu.ts";
 
 /**
  * The floor any indexer pays (phase a): the same `eth_getLogs` as protoscan (same address set, same
@@ -38,6 +39,7 @@ export async function fetchFloor(options: {
 
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const mainCpu = mainThreadCpuSeconds();
   const { fromBlock, toBlock } = options.chain;
   let transactions = 0;
   let logs = 0;
@@ -76,11 +78,13 @@ export async function fetchFloor(options: {
   }
   const seconds = (performance.now() - started) / 1000;
   const { user, system } = process.cpuUsage(cpu);
+  const mainCpuEnd = mainThreadCpuSeconds();
   const computeUnits = Object.entries(requests).reduce((sum, [m, n]) => sum + computeUnitsOf(m) * n, 0);
   return {
     transactions,
     seconds,
     cpuSeconds: (user + system) / 1e6,
+    mainThreadCpuSeconds: mainCpu === null || mainCpuEnd === null ? null : mainCpuEnd - mainCpu,
     requests,
     computeUnits,
     setupSeconds: 0,

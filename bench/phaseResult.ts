@@ -10,6 +10,8 @@ export type PhaseMeasurement = {
   seconds: number;
   /** CPU time (user + system) of the phase's process during `seconds` (all its threads) */
   cpuSeconds: number;
+  /** CPU time of the main thread alone (the event loop; bench/threadCpu.ts), null where not measurable */
+  mainThreadCpuSeconds?: number | null;
   /** JSON-RPC calls sent, per method */
   requests: Record<string, number>;
   /** estimated Alchemy compute units of those calls */
