@@ -71,7 +71,7 @@ async function exercise(
   });
   const errors: string[] = [];
   const urls = [refusedUrl, secretUrl];
-  const chain = createChainClient(testCommon(testConfig({ urls, timeoutMs: 300 }), logger), {
+  const chain = createChainClient(testCommon(testConfig({ urls, timeoutMs: 1_500 }), logger), {
     maxRetries: 1,
     baseDelayMs: 5,
     maxDelayMs: 10,
