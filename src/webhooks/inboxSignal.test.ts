@@ -17,7 +17,7 @@ describe("createInboxSignal", () => {
     const abort = new AbortController().signal;
     const started = Date.now();
     await signal.wait(5_000, abort);
-    expect(Date.now() - started).toBeLessThan(100);
+    expect(Date.now() - started).toBeLessThan(1_000); // far below the 5 s timeout
     const second = Date.now();
     await signal.wait(50, abort);
     expect(Date.now() - second).toBeGreaterThanOrEqual(40);
