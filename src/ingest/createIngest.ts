@@ -11,6 +11,7 @@ import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
 import type { IngestSource } from "../store/encode.ts";
 import { ZERO_ADDRESS } from "../store/encode.ts";
+import { BlockHashConflictError } from "../store/errors.ts";
 import { getHoldersReadAfter, getStaleHolders, storedHashes } from "../store/indexerState.ts";
 import {
   commitBatch,
@@ -20,6 +21,7 @@ import {
   upsertReadings,
 } from "../store/ingestWrites.ts";
 import type { Broadcaster } from "./broadcaster.ts";
+import { ReorgDetectedError } from "./errors.ts";
 import type { BlockHeader } from "./fetchBlockTransactions.ts";
 import { fetchTransactionsByHash } from "./fetchTransactionsByHash.ts";
 import { readBalances } from "./readBalances.ts";
@@ -167,6 +169,12 @@ export async function createIngest(
         headers: fetched.headers.filter((h) => relevant.some((tx) => tx.blockNumber === h.number)),
         balanceBlock: latest,
         ...(hint ? { hint } : {}),
+      }).catch((error: unknown) => {
+        // A block stored under another hash: a reorg the indexer has yet to roll back (or this fetch is
+        // already stale). Callers retry a ReorgDetectedError.
+        if (error instanceof BlockHashConflictError)
+          throw new ReorgDetectedError(error.blockNumber, error.message);
+        throw error;
       });
       const insertedHashes = new Set(inserted.map((t) => t.hash.toLowerCase()));
       for (const tx of fetched.transactions) {

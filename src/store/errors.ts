@@ -14,6 +14,24 @@ export class MigrationError extends NonRetryableError {
   override name = "MigrationError";
 }
 
+/**
+ * A commit that does not move the polling cursor (webhook, track-tx) brought a block header whose number is
+ * stored under another hash: one of the two blocks was orphaned by a reorg. Overwriting the stored header
+ * would hide the transactions stored under it from every later reorg check, so nothing is committed; the
+ * indexer rolls back whichever block is orphaned, and the commit is retried.
+ */
+export class BlockHashConflictError extends RetryableError {
+  override name = "BlockHashConflictError";
+  readonly blockNumber: number;
+
+  constructor(blockNumber: number, stored: string, given: string) {
+    super(`block ${blockNumber} is stored under another hash`, {
+      details: `stored ${stored}, given ${given}`,
+    });
+    this.blockNumber = blockNumber;
+  }
+}
+
 /** The driver error behind Drizzle's `DrizzleQueryError` wrapper (whose message is the whole query). */
 export function driverErrorOf(error: unknown): unknown {
   let current = error;

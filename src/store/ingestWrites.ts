@@ -11,6 +11,7 @@ import {
   type IngestSource,
   ZERO_ADDRESS,
 } from "./encode.ts";
+import { BlockHashConflictError } from "./errors.ts";
 import { insertRows } from "./insertRows.ts";
 import { writeOutbox } from "./outbox.ts";
 import {
@@ -78,9 +79,30 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
     const transferRows = inserted.flatMap(encodeTransfers);
     await insertRows(tx, tokenTransfers, transferRows, doNothing);
     await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
-    await insertRows(tx, blocks, [...new Map(input.blocks.map((b) => [b.number, b])).values()], {
-      onConflict: sql`on conflict (${sql.identifier(blocks.number.name)}) do update set "hash" = excluded."hash", "parent_hash" = excluded."parent_hash", "timestamp" = excluded."timestamp"`,
-    });
+    const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
+    if (input.cursor) {
+      // Polling rolls back orphaned blocks before it commits over them (indexer/indexRange.ts).
+      await insertRows(tx, blocks, headers, {
+        onConflict: sql`on conflict (${sql.identifier(blocks.number.name)}) do update set "hash" = excluded."hash", "parent_hash" = excluded."parent_hash", "timestamp" = excluded."timestamp"`,
+      });
+    } else if (headers.length > 0) {
+      // A webhook or track-tx commit never replaces a stored header: the transactions stored under the old
+      // hash would stay, and no reorg check would find them again (the fault simulation, seed 10).
+      await insertRows(tx, blocks, headers, doNothing);
+      const stored = await tx
+        .select({ number: blocks.number, hash: blocks.hash })
+        .from(blocks)
+        .where(
+          inArray(
+            blocks.number,
+            headers.map((h) => h.number),
+          ),
+        );
+      for (const row of stored) {
+        const given = headers.find((h) => h.number === row.number)!;
+        if (given.hash !== row.hash) throw new BlockHashConflictError(row.number, row.hash, given.hash);
+      }
+    }
 
     const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
     for (const t of transferRows) {

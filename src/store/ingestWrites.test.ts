@@ -1,0 +1,75 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import type { Db } from "./createDatabase.ts";
+import { BlockHashConflictError } from "./errors.ts";
+import { type CommitInput, commitBatch } from "./ingestWrites.ts";
+import { blocks, indexerCursor } from "./schema.ts";
+
+let testDb: TestDatabase;
+let db: Db;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = testDb.database.db;
+});
+
+beforeEach(async () => {
+  await db.delete(blocks);
+  await db.delete(indexerCursor);
+});
+
+afterAll(async () => {
+  await testDb?.cleanup();
+});
+
+const hash = (byte: string) => `0x${byte.repeat(32)}`;
+const header = (number: number, h: string) => ({
+  number,
+  hash: h,
+  parentHash: hash("00"),
+  timestamp: new Date(1_700_000_000_000 + number * 12_000),
+});
+const batch = (
+  source: CommitInput["source"],
+  headers: CommitInput["blocks"],
+  cursor?: number,
+): CommitInput => ({
+  source,
+  transactions: [],
+  blocks: headers,
+  deltaTokens: new Set(),
+  ...(cursor !== undefined ? { cursor: { name: "poll", blockNumber: cursor, filterHash: "f" } } : {}),
+});
+const storedHash = async (number: number) =>
+  (await db.select({ hash: blocks.hash }).from(blocks).where(eq(blocks.number, number)))[0]?.hash;
+
+describe("commitBatch: block headers", () => {
+  test("behavior: a track-tx or webhook commit never replaces a header stored under another hash", async () => {
+    await commitBatch(db, batch("poll", [header(10, hash("aa"))], 10));
+    for (const source of ["track", "webhook"] as const) {
+      const error = await commitBatch(
+        db,
+        batch(source, [header(11, hash("cc")), header(10, hash("bb"))]),
+      ).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BlockHashConflictError);
+      expect(error).toMatchObject({ blockNumber: 10 });
+    }
+    // Nothing of the refused commits is stored: the header stays, block 11 did not come in either.
+    expect(await storedHash(10)).toBe(hash("aa"));
+    expect(await storedHash(11)).toBeUndefined();
+  });
+
+  test("default: a track-tx commit of a header already stored with the same hash, or of a new one", async () => {
+    await commitBatch(db, batch("track", [header(20, hash("aa"))]));
+    await commitBatch(db, batch("webhook", [header(20, hash("aa")), header(21, hash("bb"))]));
+    expect(await storedHash(20)).toBe(hash("aa"));
+    expect(await storedHash(21)).toBe(hash("bb"));
+  });
+
+  test("behavior: a polling commit (it rolled the orphaned block back first) replaces the header", async () => {
+    await commitBatch(db, batch("track", [header(30, hash("aa"))]));
+    await commitBatch(db, batch("poll", [header(30, hash("bb"))], 30));
+    expect(await storedHash(30)).toBe(hash("bb"));
+  });
+});
