@@ -1,5 +1,5 @@
-import { expect, test } from "vitest";
-import { type FaultDatabase, formatReport, runSeed } from "./simulation.ts";
+import { afterAll, expect, test } from "vitest";
+import { type FaultDatabase, formatReport, formatTotals, runSeed, type SeedReport } from "./simulation.ts";
 
 /**
  * The seeds of `npm run test:faults` and their knobs (docs/development.md "Fault simulation"):
@@ -40,9 +40,14 @@ export function faultSeeds(database: FaultDatabase): void {
     test.skip(`no ${database} seed selected`, () => undefined);
     return;
   }
+  const reports: SeedReport[] = [];
+  afterAll(() => {
+    if (reports.length > 0) console.log(formatTotals(reports));
+  });
   for (const seed of mine) {
     test(`seed ${seed}: the store equals the chain and every acknowledged delivery is done`, async () => {
       const report = await runSeed({ seed, database, transactions, serverUrl, inconsistent });
+      reports.push(report);
       console.log(formatReport(report));
       const replay = [
         `FAULT_SEED=${seed}`,

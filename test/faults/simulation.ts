@@ -1,6 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inArray } from "drizzle-orm";
 import { createPublicClient, type Hex, http, type PublicClient } from "viem";
 import { resolveConfig } from "../../src/config/resolveConfig.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
@@ -11,7 +13,8 @@ import { deployDemo } from "../../src/demo/deploy.ts";
 import { createSilentLogger } from "../../src/internal/logger.ts";
 import { createDatabase, type Database } from "../../src/store/createDatabase.ts";
 import { getDeliveries } from "../../src/store/inbox.ts";
-import { transactions } from "../../src/store/schema.ts";
+import { migrate } from "../../src/store/migrate.ts";
+import { blocks, indexerCursor, transactions } from "../../src/store/schema.ts";
 import { seededRandom } from "../helpers/faultsRandom.ts";
 import { startRpcProxy } from "../helpers/rpcProxy.ts";
 import { createServerDatabase, type ServerDatabase, sleep, viaPort } from "../helpers/scaleout.ts";
@@ -49,6 +52,12 @@ export type SeedReport = {
   trackTx: { posts: number; byStatus: Record<string, number> };
   mismatches: string[];
   durationMs: number;
+  /** where the time went: setup (chain, store, first start), storm, settle (catch up, inbox), verify */
+  phasesMs: { setup: number; storm: number; settle: number; verify: number };
+  /** PGlite: writer restarts the end needed before every delivery was done (processed after a restart) */
+  inboxRounds: number;
+  /** what the schedule did, with seconds since the start (printed when the seed fails) */
+  timeline: string[];
 };
 
 /** Webhooks announce transactions this deep or deeper: a reorg (at most 10 blocks) never takes them back. */
@@ -83,6 +92,18 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     trackTx: { posts: 0, byStatus: {} },
     mismatches: [],
     durationMs: 0,
+    phasesMs: { setup: 0, storm: 0, settle: 0, verify: 0 },
+    inboxRounds: 0,
+    timeline: [],
+  };
+  const note = (text: string) => {
+    report.timeline.push(`${((Date.now() - startedAt) / 1000).toFixed(1)}s ${text}`);
+  };
+  let phaseStart = startedAt;
+  const phase = (name: keyof SeedReport["phasesMs"]) => {
+    const now = Date.now();
+    report.phasesMs[name] = now - phaseStart;
+    phaseStart = now;
   };
   const problems = report.mismatches;
   let writer: Writer | undefined;
@@ -131,11 +152,14 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
       env.DATABASE_URL = viaPort(created.url, proxyTcp.port);
     } else {
       env.DATA_DIR = join(tmp, "data");
+      await cp(await migratedPgliteDir(), env.DATA_DIR, { recursive: true });
     }
     const w = createWriter(env);
     writer = w;
     cleanups.push(() => w.close());
     w.start();
+    await w.url();
+    phase("setup");
 
     // What the simulation knows about the chain: class of every transaction it mined and still on chain.
     const classes = new Map<string, TxClass>();
@@ -179,6 +203,9 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
         i += n;
       }
       deliveries.push(...fresh);
+      note(
+        `webhooks: ${fresh.map((f) => `${f.provider}:${f.id}[${f.hashes.map((h) => h.slice(0, 10)).join(" ")}]`).join(" ")}`,
+      );
       report.webhooks.deliveries += fresh.length;
       // Every delivery 1-3 times, plus now and then an old one again, all in a shuffled order.
       const posts = fresh.flatMap((delivery) => Array.from({ length: random.int(1, 3) }, () => delivery));
@@ -213,6 +240,9 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
       }
       const outcomes = await Promise.all(
         shots.map(async (shot) => ({ shot, status: await trackTx(url, shot.hash) })),
+      );
+      note(
+        `track-tx flood: ${outcomes.map(({ shot, status }) => `${shot.hash.slice(0, 10)}(${shot.class})=${status}`).join(" ")}`,
       );
       for (const { shot, status } of outcomes) {
         report.trackTx.posts++;
@@ -262,6 +292,9 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
           );
           for (const [i, hash] of mined.hashes.entries()) classes.set(hash, planned[i]!.class);
           report.transactions.sent += planned.length;
+          note(
+            `block ${mined.block}: ${planned.map((p, i) => `${mined.hashes[i]!.slice(0, 10)}(${p.class})`).join(" ")}`,
+          );
           await deliverDue(false);
           break;
         }
@@ -275,6 +308,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
             classes.set(hash, "side");
             awaitingWebhook.push({ hash, block: mined.block });
           }
+          note(`block ${mined.block}: disperse ${mined.hashes.map((h) => h.slice(0, 10)).join(" ")}`);
           report.transactions.sent += planned.length;
           await deliverDue(false);
           break;
@@ -289,6 +323,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
           });
           armed.push(fault);
           proxy.inject(fault.fault);
+          note(`arm ${fault.kind} on ${fault.fault.method ?? "any method"} x${fault.fault.times ?? "∞"}`);
           break;
         }
         case "reorg": {
@@ -307,16 +342,22 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
           for (const added of outcome.added) classes.set(added.hash, added.class);
           report.transactions.dropped += outcome.dropped.length;
           report.reorgs.push(outcome.depth);
+          note(
+            `reorg depth ${outcome.depth} at head ${head}: dropped ${outcome.dropped.map((h) => h.slice(0, 10)).join(" ") || "-"}; replayed ${outcome.replayed.length}; new ${outcome.added.map((a) => a.hash.slice(0, 10)).join(" ") || "-"}`,
+          );
           break;
         }
         case "kill":
+          note(`SIGKILL pid ${w.pid}`);
           await w.kill(random.int(0, 1000));
           report.restarts++;
           break;
         case "database":
+          note("database cut");
           tcp!.cut();
           await sleep(random.int(300, 3000));
           tcp!.restore();
+          note("database back");
           report.databaseRestarts++;
           break;
         case "track":
@@ -329,6 +370,8 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     }
 
     // The storm is over: no new faults, and the providers deliver what is still owed.
+    phase("storm");
+    note("storm over");
     proxy.clearFaults();
     tcp?.restore();
     await rpc("anvil_mine", [`0x${WEBHOOK_DEPTH.toString(16)}`]);
@@ -373,6 +416,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
         await w.stop();
         const opened = await createDatabase({ dataDir: env.DATA_DIR!, logger: createSilentLogger() });
         const pending = (await getDeliveries(opened.db)).filter((r) => r.status === "pending").length;
+        report.inboxRounds = round;
         if (pending === 0 || round >= 3) {
           store = opened;
           cleanups.push(() => opened.close());
@@ -385,6 +429,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
       }
     }
 
+    phase("settle");
     const rows = await getDeliveries(store.db);
     const byId = new Map(rows.map((r) => [`${r.provider}:${r.deliveryId}`, r]));
     for (const delivery of acked) {
@@ -409,6 +454,30 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
         extraHashes,
       })),
     );
+    if (problems.length > 0) {
+      // What the store holds for the transactions in question, and where the writer's logs are.
+      const hashes = [...new Set(problems.join(" ").match(/0x[0-9a-f]{64}/g) ?? [])].slice(0, 10);
+      const rows = await store.db
+        .select({
+          hash: transactions.hash,
+          source: transactions.source,
+          block: transactions.blockNumber,
+          blockHash: transactions.blockHash,
+          storedAt: transactions.storedAt,
+        })
+        .from(transactions)
+        .where(inArray(transactions.hash, hashes));
+      const numbers = [...new Set(rows.map((r) => r.block))];
+      const headers =
+        numbers.length > 0 ? await store.db.select().from(blocks).where(inArray(blocks.number, numbers)) : [];
+      const cursor = await store.db.select().from(indexerCursor);
+      const logPath = join(tmpdir(), `protoscan-faults-seed-${seed}-${database}.log`);
+      await writeFile(logPath, w.logText());
+      note(
+        `stored rows: ${JSON.stringify(rows)}; their blocks: ${JSON.stringify(headers)}; cursor: ${JSON.stringify(cursor)}`,
+      );
+      note(`writer logs (every process): ${logPath}`);
+    }
     report.transactions.stored = (
       await store.db.select({ hash: transactions.hash }).from(transactions)
     ).length;
@@ -422,6 +491,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
       if (requests > 0) report.faults[a.kind] = (report.faults[a.kind] ?? 0) + requests;
     }
     for (const [kind, n] of Object.entries(served)) report.faults[kind] = (report.faults[kind] ?? 0) + n;
+    phase("verify");
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     problems.push(`the run failed: ${message}${writer ? `\n${writer.outputs()}` : ""}`);
@@ -430,6 +500,28 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     report.durationMs = Date.now() - startedAt;
   }
   return report;
+}
+
+let pgliteTemplate: Promise<string> | undefined;
+
+/**
+ * A migrated PGlite data directory, made once per test file: each seed starts the writer on a copy of it
+ * instead of running initdb (tens of seconds on a loaded machine; the interrupted creation of a data
+ * directory is test/e2e/restart.test.ts's business).
+ */
+function migratedPgliteDir(): Promise<string> {
+  pgliteTemplate ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), "protoscan-faults-template-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const database = await createDatabase({ dataDir: join(dir, "data"), logger: createSilentLogger() });
+    try {
+      await migrate(database);
+    } finally {
+      await database.close();
+    }
+    return join(dir, "data");
+  })();
+  return pgliteTemplate;
 }
 
 /** POST /api/track-tx; the status, or 0 when the server did not answer. */
@@ -481,12 +573,42 @@ export function formatReport(r: SeedReport): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, n]) => `${k}=${n}`)
     .join(", ");
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const total = Object.values(r.faults).reduce((s, n) => s + n, 0);
   return [
     `seed ${r.seed} [${r.database}]: ${r.transactions.sent} txs sent (${r.transactions.dropped} dropped by reorgs, ${r.transactions.stored} stored)`,
     `  faults ${total}: ${faults || "none"}`,
     `  restarts ${r.restarts} (SIGKILL) + ${r.unexpectedExits} unexpected exits, database restarts ${r.databaseRestarts}, reorgs ${r.reorgs.length} (depths ${r.reorgs.join(",") || "-"})`,
     `  webhooks: ${r.webhooks.deliveries} deliveries, ${r.webhooks.posts} posts, ${r.webhooks.acknowledged} acknowledged; track-tx: ${r.trackTx.posts} posts ${JSON.stringify(r.trackTx.byStatus)}`,
-    `  mismatches ${r.mismatches.length}, ${(r.durationMs / 1000).toFixed(1)} s`,
+    `  mismatches ${r.mismatches.length}, ${s(r.durationMs)} (setup ${s(r.phasesMs.setup)}, storm ${s(r.phasesMs.storm)}, settle ${s(r.phasesMs.settle)}, verify ${s(r.phasesMs.verify)})${r.inboxRounds > 0 ? `, inbox done after ${r.inboxRounds} restart(s)` : ""}`,
+    ...(r.mismatches.length > 0
+      ? [
+          "  first mismatches:",
+          ...r.mismatches.slice(0, 10).map((m) => `    ${m.slice(0, 2000)}`),
+          "  timeline:",
+          ...r.timeline.map((t) => `    ${t}`),
+        ]
+      : []),
+  ].join("\n");
+}
+
+/** Totals over the seeds of one database: the figures docs/reliability.md quotes. */
+export function formatTotals(reports: readonly SeedReport[]): string {
+  const sum = (f: (r: SeedReport) => number) => reports.reduce((s, r) => s + f(r), 0);
+  const faults: Record<string, number> = {};
+  for (const r of reports) for (const [k, n] of Object.entries(r.faults)) faults[k] = (faults[k] ?? 0) + n;
+  const durations = reports.map((r) => r.durationMs / 1000);
+  const depths = reports.flatMap((r) => r.reorgs);
+  const failed = reports.filter((r) => r.mismatches.length > 0).map((r) => r.seed);
+  return [
+    `fault simulation totals [${reports[0]?.database}]: ${reports.length} seeds, ${failed.length} failed${failed.length > 0 ? ` (${failed.join(", ")})` : ""}`,
+    `  transactions ${sum((r) => r.transactions.sent)} sent, ${sum((r) => r.transactions.dropped)} dropped by reorgs, ${sum((r) => r.transactions.stored)} stored`,
+    `  faults ${sum((r) => Object.values(r.faults).reduce((s, n) => s + n, 0))}: ${Object.entries(faults)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `${k}=${n}`)
+      .join(", ")}`,
+    `  restarts ${sum((r) => r.restarts)} (SIGKILL) + ${sum((r) => r.unexpectedExits)} unexpected exits, database restarts ${sum((r) => r.databaseRestarts)}, reorgs ${depths.length}${depths.length > 0 ? ` (depth ${Math.min(...depths)}-${Math.max(...depths)})` : ""}`,
+    `  webhooks ${sum((r) => r.webhooks.deliveries)} deliveries / ${sum((r) => r.webhooks.posts)} posts / ${sum((r) => r.webhooks.acknowledged)} acknowledged, track-tx ${sum((r) => r.trackTx.posts)} posts`,
+    `  mismatches ${sum((r) => r.mismatches.length)}; per seed ${Math.min(...durations).toFixed(1)}-${Math.max(...durations).toFixed(1)} s, total ${sum((r) => r.durationMs / 1000).toFixed(1)} s`,
   ].join("\n");
 }

@@ -19,6 +19,8 @@ export type Writer = {
   readonly pid: number | undefined;
   /** Output tail of every process started, newest last (for failure messages). */
   outputs(): string;
+  /** Every JSON log line of every process started, oldest first, one per line with its pid. */
+  logText(): string;
   /** Close everything (SIGKILL). Idempotent. */
   close(): Promise<void>;
 };
@@ -89,6 +91,11 @@ export function createWriter(env: Record<string, string>): Writer {
       return history
         .slice(-3)
         .map((c) => `--- pid ${c.pid} ---\n${c.output().slice(-2500)}`)
+        .join("\n");
+    },
+    logText() {
+      return history
+        .flatMap((c) => c.lines.map((line) => JSON.stringify({ pid: c.pid, ...line })))
         .join("\n");
     },
     async close() {
