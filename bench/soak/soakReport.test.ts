@@ -21,7 +21,7 @@ test("default: one column per window and one for the run after the warm-up windo
     wsReady: [[30], [40, 41], []],
   });
   const lines = table.split("\n");
-  expect(lines[0]!.trim().split(/\s+/)).toEqual(["10s", "20s", "30s", "after", "w0"]);
+  expect(lines[0]!.trim().split(/\s+/)).toEqual(["10s", "20s", "30s", "after", "w1"]);
   expect(lines[1]!.split(/\s+/)).toEqual(["req/s", "(completed)", "10.0", "20.0", "30.0", "25.0"]);
   expect(lines[2]!.split(/\s+/).slice(-4)).toEqual(["50", "4.0", "6.0", "6.0"]);
   expect(table).toMatch(/RSS MB median\s+200\s+210\s+220/);

@@ -29,11 +29,12 @@ const ms = (value: number) =>
 
 /**
  * The per-window table: one column per window (minute by default), rows for throughput, p99 of each endpoint
- * and of WebSocket connect + subscribe, median and max RSS, WebSocket messages and load; the last column is the whole run after the warm-up window.
+ * and of WebSocket connect + subscribe, median and max RSS, WebSocket messages and load; the last column
+ * ("after w1") is the whole run after the first window, the warm-up.
  */
 export function formatWindowTable(f: SoakFigures): string {
   const n = f.completed.length;
-  const head = ["", ...Array.from({ length: n }, (_, i) => `${(i + 1) * f.windowSeconds}s`), "after w0"];
+  const head = ["", ...Array.from({ length: n }, (_, i) => `${(i + 1) * f.windowSeconds}s`), "after w1"];
   const rows: string[][] = [head];
   const rest = <T>(values: readonly T[]) => values.slice(1);
   const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
