@@ -242,12 +242,17 @@ export const webhookInbox = pgTable(
   ],
 );
 
-/** Transactions submitted to `POST /api/track-tx` that were not mined yet: re-checked until mined or expired. */
+/**
+ * Transactions submitted to `POST /api/track-tx` that were not mined yet, and webhook or track-tx transactions
+ * a reorg removed: re-checked until mined or expired, then stored with `source`.
+ */
 export const trackedTransactions = pgTable(
   "tracked_transactions",
   {
     txHash: text("tx_hash").primaryKey(),
     protocolHint: text("protocol_hint"),
+    /** the pipeline it is stored under once mined: track | webhook */
+    source: text("source").notNull().default("track"),
     /** pending | indexed | not_relevant | expired */
     status: text("status").notNull().default("pending"),
     createdAt: ts("created_at").notNull().defaultNow(),

@@ -11,9 +11,13 @@ import { trackedTransactions } from "./schema.ts";
 
 export type TrackedStatus = "pending" | "indexed" | "not_relevant" | "expired";
 
+/** The pipeline a watched transaction is stored under: track-tx submissions, or webhook transactions a reorg removed. */
+export type TrackedSource = "track" | "webhook";
+
 export type TrackedTransaction = {
   txHash: string;
   protocolHint: string | null;
+  source: TrackedSource;
   status: TrackedStatus;
   createdAt: Date;
   expiresAt: Date;
@@ -24,16 +28,25 @@ export type TrackedTransaction = {
 const toTracked = (row: typeof trackedTransactions.$inferSelect): TrackedTransaction => ({
   ...row,
   status: row.status as TrackedStatus,
+  source: row.source as TrackedSource,
 });
 
 /**
  * Watch `hash` until `expiresAt`. A hash already in the list becomes pending again (a resubmitted expired
  * one is watched anew) with the later expiry, keeping its earlier hint unless a new one is given.
- * `checkedAt` is when the node was last asked (null: not asked, check it on the next pass).
+ * `checkedAt` is when the node was last asked (null: not asked, check it on the next pass). `source` (default
+ * `track`) is kept from the first watch: a hash watched again keeps the pipeline it was first watched for.
  */
 export async function watchTracked(
   db: Db,
-  watch: { hash: string; hint: string | null; now: Date; expiresAt: Date; checkedAt: Date | null },
+  watch: {
+    hash: string;
+    hint: string | null;
+    now: Date;
+    expiresAt: Date;
+    checkedAt: Date | null;
+    source?: TrackedSource;
+  },
 ): Promise<void> {
   const t = trackedTransactions;
   await db
@@ -41,6 +54,7 @@ export async function watchTracked(
     .values({
       txHash: watch.hash.toLowerCase(),
       protocolHint: watch.hint,
+      source: watch.source ?? "track",
       status: "pending",
       createdAt: watch.now,
       expiresAt: watch.expiresAt,

@@ -10,6 +10,7 @@ import {
   expireTracked,
   getPendingTracked,
   markTracked,
+  type TrackedSource,
   type TrackedTransaction,
   watchTracked,
 } from "../store/tracked.ts";
@@ -71,22 +72,44 @@ export function createTrackWatcher(
   let lastFullPassAt = Number.NEGATIVE_INFINITY;
   let unsubscribe: (() => void) | undefined;
 
-  /** Put back in the watch list a track-tx transaction a reorg removed (never asked about since). */
-  const rewatch = async (removed: { hash: string; protocol: string }) => {
+  /**
+   * Put back in the watch list a track-tx or webhook transaction a reorg removed (never asked about since),
+   * to be stored again under its own source if it is mined again. Polling finds its own transactions again.
+   * A track-tx one keeps its protocol as hint; a webhook one had none and gets none.
+   */
+  const rewatch = async (removed: { hash: string; protocol: string; source: TrackedSource }) => {
     const now = options.now();
     const expiresAt = new Date(now.getTime() + options.ttlMs);
-    await watchTracked(db, { hash: removed.hash, hint: removed.protocol, now, expiresAt, checkedAt: null });
-    logger.info({ tx: removed.hash }, "track-tx: transaction removed by a reorg; watched again");
+    const hint = removed.source === "track" ? removed.protocol : null;
+    await watchTracked(db, {
+      hash: removed.hash,
+      hint,
+      now,
+      expiresAt,
+      checkedAt: null,
+      source: removed.source,
+    });
+    logger.info(
+      { tx: removed.hash, source: removed.source },
+      "transaction removed by a reorg; watched again",
+    );
   };
 
   const checkBatch = async (batch: readonly TrackedTransaction[], pass: WatchPass) => {
-    const byHint = new Map<string, Hash[]>();
+    // One ingest call per (source, hint): the source is what the transaction is stored under.
+    const groups = new Map<string, { source: TrackedSource; hint: string | undefined; hashes: Hash[] }>();
     for (const watch of batch) {
-      const hint = watch.protocolHint ?? "";
-      byHint.set(hint, [...(byHint.get(hint) ?? []), watch.txHash as Hash]);
+      const key = `${watch.source}/${watch.protocolHint ?? ""}`;
+      const group = groups.get(key) ?? {
+        source: watch.source,
+        hint: watch.protocolHint ?? undefined,
+        hashes: [],
+      };
+      group.hashes.push(watch.txHash as Hash);
+      groups.set(key, group);
     }
-    for (const [hint, hashes] of byHint) {
-      const outcomes = await ingest.ingestHashes(hashes, "track", hint === "" ? undefined : hint);
+    for (const { source, hint, hashes } of groups.values()) {
+      const outcomes = await ingest.ingestHashes(hashes, source, hint);
       const now = options.now();
       const by = (status: string) => outcomes.filter((o) => o.status === status).map((o) => o.hash);
       const indexed = by("indexed");
@@ -139,8 +162,10 @@ export function createTrackWatcher(
       if (loop) return;
       const abort = stopping.signal;
       unsubscribe = deps.events?.subscribe((event) => {
-        if (event.type !== "removed" || event.removed.source !== "track") return;
-        rewatch(event.removed).catch((error: unknown) => {
+        if (event.type !== "removed") return;
+        const { source } = event.removed;
+        if (source !== "track" && source !== "webhook") return;
+        rewatch({ ...event.removed, source }).catch((error: unknown) => {
           logger.warn({ tx: event.removed.hash, err: errorMessage(error) }, "track-tx: could not re-watch");
         });
       });

@@ -95,6 +95,7 @@ test("behavior: an unknown hash is watched for ttl from the injected clock", asy
   expect(await getTracked(db, unknownHash(1))).toEqual({
     txHash: unknownHash(1),
     protocolHint: "demoswap",
+    source: "track",
     status: "pending",
     createdAt: now,
     expiresAt: new Date(now.getTime() + TTL),
@@ -160,6 +161,7 @@ test("error: the node failing is TrackUnavailableError and the hash is watched, 
   expect(await getTracked(db, hash)).toEqual({
     txHash: hash.toLowerCase(),
     protocolHint: "demovault",
+    source: "track",
     status: "pending",
     createdAt: now,
     expiresAt: new Date(now.getTime() + TTL),

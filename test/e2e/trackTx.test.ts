@@ -501,6 +501,37 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     );
   });
 
+  test("behavior: a webhook transaction removed by a reorg is watched again and stored again as a webhook one", async () => {
+    const hash = (await txs.disperseEther(0)).toLowerCase() as Hash;
+    // Stored by the webhook pipeline (the same ingest call the inbox worker makes).
+    expect(await ingest.ingestHashes([hash], "webhook")).toEqual([{ hash, status: "indexed", inserted: true }]);
+    expect((await getTx(hash)).body).toMatchObject({ source: "webhook", protocol: "demovault" });
+    await catchUp();
+    const raw = await rawTransaction(chain.anvil.url, hash);
+    await reorgChain(chain.anvil.url, 1, []);
+    await txs.mine();
+    await catchUp();
+    expect((await getTx(hash)).status).toBe(404);
+    const watch = await waitFor(
+      () => getTracked(db.database.db, hash),
+      (w) => w?.status === "pending",
+      "the removed transaction to be watched again",
+    );
+    expect(watch).toMatchObject({ source: "webhook", protocolHint: null });
+    await sendRawTransaction(chain.anvil.url, raw);
+    const stored = await waitFor(
+      () => getTx(hash),
+      (r) => r.status === 200,
+      "the watcher to store it again",
+    );
+    expect(stored.body).toMatchObject({ source: "webhook", protocol: "demovault" });
+    await waitFor(
+      () => getTracked(db.database.db, hash),
+      (w) => w?.status === "indexed",
+      "the watch entry to be marked indexed",
+    );
+  });
+
   test("behavior: with api.trackTxApiKeys set, X-API-Key must match one of them (checked before the body)", async () => {
     const keyed = await startServer({
       ...common.config,

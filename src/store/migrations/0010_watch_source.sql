@@ -1,0 +1,1 @@
+ALTER TABLE "tracked_transactions" ADD COLUMN "source" text DEFAULT 'track' NOT NULL;
