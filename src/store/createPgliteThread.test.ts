@@ -71,6 +71,37 @@ describe("createPgliteThread", () => {
     );
   });
 
+  test("behavior: transactions queued behind one another each run alone, and outside statements never inside one", async () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const txid = async (run: (text: string) => Promise<{ rows: { id: string }[] }>) =>
+      (await run("select txid_current()::text as id")).rows[0]!.id;
+    // Each transaction reads its id twice with a pause between: sharing the connection's transaction with
+    // another (a second BEGIN is only a warning) would show as a changed id or as two with the same one.
+    const transaction = () =>
+      client.transaction(async (tx) => {
+        const first = await txid((text) => tx.query(text));
+        await sleep(20);
+        return { first, second: await txid((text) => tx.query(text)) };
+      });
+    const outside = () => txid((text) => client.query(text));
+    const results = await Promise.all([
+      transaction(),
+      transaction(),
+      outside(),
+      transaction(),
+      transaction(),
+    ]);
+    const ids: string[] = [];
+    for (const result of results) {
+      if (typeof result === "string") ids.push(result);
+      else {
+        expect(result.second).toBe(result.first);
+        ids.push(result.first);
+      }
+    }
+    expect(new Set(ids).size).toBe(5);
+  });
+
   test("behavior: a failed transaction rolls back", async () => {
     await expect(
       client.transaction(async (tx) => {

@@ -159,21 +159,29 @@ export async function createPgliteThread(options: {
     return results;
   };
 
-  // The running exclusive section (a transaction or runExclusive): statements outside it wait for its end.
-  // Callers check `section` before awaiting this, so that with no section open a statement is posted
-  // synchronously, in call order (a transaction started first sends its BEGIN first).
-  let section: Promise<unknown> | null = null;
-  const waitForSection = async () => {
-    while (section) await section.catch(() => undefined);
+  // Exclusive sections (transactions, runExclusive) run one at a time, in call order: each waits for the end
+  // of the one called before it (`gate` is the end of the last one called). Statements outside a section wait
+  // while any section is open or queued, and check again when they wake: a section called meanwhile may have
+  // sent its BEGIN first. With nothing open or queued, a statement is posted synchronously, in call order (a
+  // transaction called first sends its BEGIN first).
+  let sections = 0;
+  let gate: Promise<void> = Promise.resolve();
+  const waitForSections = async () => {
+    while (sections > 0) await gate;
   };
   const exclusive = async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (section) await waitForSection();
-    const run = fn();
-    section = run;
+    const previous = gate;
+    let release!: () => void;
+    gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    sections++;
     try {
-      return await run;
+      await previous;
+      return await fn();
     } finally {
-      if (section === run) section = null;
+      sections--;
+      release();
     }
   };
 
@@ -182,11 +190,11 @@ export async function createPgliteThread(options: {
       return closed;
     },
     async query<T>(text: string, params?: unknown[], queryOptions?: QueryOptions) {
-      if (section) await waitForSection();
+      if (sections > 0) await waitForSections();
       return query<T>(text, params, queryOptions);
     },
     async exec(text, queryOptions) {
-      if (section) await waitForSection();
+      if (sections > 0) await waitForSections();
       return exec(text, queryOptions);
     },
     transaction<T>(callback: (tx: Transaction) => Promise<T>) {
@@ -230,7 +238,7 @@ export async function createPgliteThread(options: {
       if (!callbacks) {
         callbacks = new Set();
         channels.set(channel, callbacks);
-        if (section) await waitForSection();
+        if (sections > 0) await waitForSections();
         await send({ op: "listen", channel });
       }
       callbacks.add(callback);
@@ -239,17 +247,17 @@ export async function createPgliteThread(options: {
         if (!current?.delete(callback) || current.size > 0) return;
         channels.delete(channel);
         if (closed) return;
-        if (section) await waitForSection();
+        if (sections > 0) await waitForSections();
         await send({ op: "unlisten", channel });
       };
     },
     async dumpDataDir(compression = "none") {
-      if (section) await waitForSection();
+      if (sections > 0) await waitForSections();
       return new Blob([await send<ArrayBuffer>({ op: "dump", compression })]);
     },
     async close() {
       if (closed) return;
-      if (section) await waitForSection();
+      if (sections > 0) await waitForSections();
       await send({ op: "close" }).catch(() => undefined);
       closed = true;
       failure ??= new Error("PGlite is closed");
