@@ -9,10 +9,10 @@ import type { Random } from "../helpers/faultsRandom.ts";
 import type { RpcFault } from "../helpers/rpcProxy.ts";
 
 /**
- * The RPC faults the simulation draws from, by kind. Transport and provider faults are always on; the
- * `inconsistent*` kinds answer with data that contradicts itself (a log whose blockHash is not its block's,
- * duplicate log indexes, a receipt naming another transaction) and are drawn only when asked for
- * (`FAULT_INCONSISTENT=1`): rejecting them is the chain client's provider-data validation (issue 8 item 2).
+ * The RPC faults the simulation draws from, by kind: transport and provider faults, and answers that
+ * contradict themselves (a log whose blockHash is not its block's, duplicate log indexes, a receipt naming
+ * another transaction), which the chain client's provider-data validation must refuse and retry (issue 8
+ * item 2). `FAULT_INCONSISTENT=0` leaves the latter out.
  */
 export const TRANSPORT_FAULT_KINDS = [
   "429 with Retry-After",
@@ -89,7 +89,7 @@ function rangeRefusal(code: number, times: number, write: (range: { from: number
 }
 
 /**
- * Draw one fault to arm on the proxy. `sample` counts the inconsistent answers actually served (a rewrite
+ * Draw one fault to arm on the proxy. `served` counts the inconsistent answers actually served (a rewrite
  * that finds nothing to break leaves the answer as it was); `otherHash` names a real transaction other than
  * `not`, for receipts that name the wrong one.
  */
