@@ -84,4 +84,21 @@ describe("listenForChanges", () => {
       "token_balances",
     );
   });
+
+  test("behavior: pinging for long adds no listener per ping (PostgreSQL)", async (ctx) => {
+    if (tdb.database.kind !== "postgres") return ctx.skip();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    const busy = await listenForChanges(tdb.database, { logger: createSilentLogger(), pingIntervalMs: 2 });
+    try {
+      // Far more pings than Node's default of 10 listeners per event target.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(busy.listening()).toBe(true);
+    } finally {
+      await busy.close();
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
 });

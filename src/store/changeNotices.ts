@@ -78,16 +78,22 @@ export async function listenForChanges(
   let listening = false;
   let connection: DedicatedConnection | undefined;
 
-  const pause = (ms: number, until?: Promise<void>) =>
+  // One pause at a time; stopping and a lost session end it early. A single listener each (not one per
+  // pause): the loop pauses every few seconds for as long as the process runs.
+  let wake: (() => void) | undefined;
+  const pause = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      const done = () => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
         clearTimeout(timer);
+        wake = undefined;
         resolve();
       };
-      stopping.signal.addEventListener("abort", done, { once: true });
-      void until?.then(done);
     });
+  stopping.signal.addEventListener("abort", () => wake?.(), { once: true });
 
   /** One LISTEN session, until it fails or we stop. */
   const session = async (onListening: () => void) => {
@@ -97,13 +103,14 @@ export async function listenForChanges(
       current.client.on("notification", (message) => {
         if (message.channel === CHANGES_CHANNEL) emit((message.payload ?? "*") as ChangeNotice);
       });
+      void current.closed.then(() => wake?.());
       await current.client.query(`LISTEN ${CHANGES_CHANNEL}`);
       listening = true;
       // Whatever was committed before LISTEN took effect (start, or the gap of a lost session) is unheard.
       emit("*");
       onListening();
       while (!stopping.signal.aborted && !current.isClosed()) {
-        await pause(pingIntervalMs, current.closed);
+        await pause(pingIntervalMs);
         if (!stopping.signal.aborted && !current.isClosed()) await current.client.query("select 1");
       }
     } finally {
