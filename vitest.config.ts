@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts"],
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: "forks",
     maxWorkers: 2,
     reporters: ["default"],

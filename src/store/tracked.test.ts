@@ -54,6 +54,7 @@ test("default: a watch is stored pending with its hint and times", async () => {
   expect(await getTracked(db, hash(1))).toEqual({
     txHash: hash(1),
     protocolHint: "demoswap",
+    source: "track",
     status: "pending",
     createdAt: T0,
     expiresAt: at(TEN_MIN),
@@ -61,6 +62,23 @@ test("default: a watch is stored pending with its hint and times", async () => {
   });
   expect(await getTracked(db, hash(2))).toBeNull();
   expect(await countPendingTracked(db)).toBe(1);
+});
+
+test("behavior: a watch keeps the source it was first watched for", async () => {
+  const watchAs = (source?: "track" | "webhook") =>
+    watchTracked(db, {
+      hash: hash(3),
+      hint: null,
+      now: T0,
+      expiresAt: at(TEN_MIN),
+      checkedAt: null,
+      ...(source ? { source } : {}),
+    });
+  await watchAs("webhook");
+  expect((await getTracked(db, hash(3)))?.source).toBe("webhook");
+  await watchAs("track");
+  await watchAs();
+  expect((await getTracked(db, hash(3)))?.source).toBe("webhook");
 });
 
 test("behavior: watching again keeps one row, the later expiry and the earlier hint unless a new one is given", async () => {
