@@ -410,8 +410,14 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
       }
       await w.stop();
     } else {
-      // PGlite serves one process: stop it to read its directory. Deliveries it had not finished are
-      // processed after a restart (SPEC §3.2), which the next round checks.
+      // PGlite serves one process, so its inbox is read once it is stopped. First wait until the API shows
+      // every announced transaction (a delivery claimed by a killed process waits for its 60 s lease).
+      const announced = new Set([...acked].flatMap((x) => x.hashes.map((h) => h.toLowerCase())));
+      const shownDeadline = Date.now() + 120_000;
+      for (const hash of announced) {
+        while (Date.now() < shownDeadline && !(await isStored(await w.url(), hash))) await sleep(250);
+      }
+      // Deliveries it had not finished are processed after a restart (SPEC §3.2): the next round checks.
       for (let round = 0; ; round++) {
         await w.stop();
         const opened = await createDatabase({ dataDir: env.DATA_DIR!, logger: createSilentLogger() });
@@ -522,6 +528,17 @@ function migratedPgliteDir(): Promise<string> {
     return join(dir, "data");
   })();
   return pgliteTemplate;
+}
+
+/** Whether GET /api/tx/:hash answers 200. */
+async function isStored(apiUrl: string, hash: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${apiUrl}/api/tx/${hash}`, { signal: AbortSignal.timeout(5_000) });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
 }
 
 /** POST /api/track-tx; the status, or 0 when the server did not answer. */
