@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
 import type { Db } from "./createDatabase.ts";
 import { BlockHashConflictError } from "./errors.ts";
-import { type CommitInput, commitBatch } from "./ingestWrites.ts";
+import { type CommitInput, commitBatch, INGEST_LOCK_KEY, removeBlocks } from "./ingestWrites.ts";
 import { blocks, indexerCursor } from "./schema.ts";
 
 let testDb: TestDatabase;
@@ -71,5 +72,32 @@ describe("commitBatch: block headers", () => {
     await commitBatch(db, batch("track", [header(30, hash("aa"))]));
     await commitBatch(db, batch("poll", [header(30, hash("bb"))], 30));
     expect(await storedHash(30)).toBe(hash("bb"));
+  });
+});
+
+describe.skipIf(testDatabaseUrl() === undefined)("ingest writes: one at a time across connections", () => {
+  // A rollback and a track-tx/webhook commit from another connection must not interleave statement by
+  // statement (READ COMMITTED): each takes the ingest lock first, so another holder makes both wait.
+  test("behavior: commitBatch and removeBlocks wait while another session holds the ingest lock", async () => {
+    const other = new pg.Client({ connectionString: testDb.url });
+    await other.connect();
+    try {
+      await other.query("begin");
+      await other.query("select pg_advisory_xact_lock($1::bigint)", [INGEST_LOCK_KEY.toString()]);
+      const done: string[] = [];
+      const commit = commitBatch(db, batch("track", [header(40, hash("aa"))])).then(() =>
+        done.push("commit"),
+      );
+      const rollback = removeBlocks(db, { after: 100 }, new Set()).then(() => done.push("rollback"));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(done).toEqual([]);
+      expect(await storedHash(40)).toBeUndefined();
+      await other.query("commit");
+      await Promise.all([commit, rollback]);
+      expect(done.sort()).toEqual(["commit", "rollback"]);
+      expect(await storedHash(40)).toBe(hash("aa"));
+    } finally {
+      await other.end();
+    }
   });
 });

@@ -63,6 +63,7 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
   // Concurrent writers (polling, rollbacks, track-tx floods, the inbox worker) can deadlock on PostgreSQL.
   return retryConflicts(() =>
     db.transaction(async (tx) => {
+      await lockIngestWrites(tx);
       // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
       // CPU than the database's own work on a backfill).
       const rows = await insertRows(
@@ -146,6 +147,21 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
 }
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+/**
+ * Transaction-level advisory lock taken first by every commit and rollback of ingested data ("ingest!!" in
+ * ASCII; distinct from the writer, migration and outbox keys). On PostgreSQL, a rollback (removeBlocks) and a
+ * track-tx or webhook commit from another connection could otherwise interleave statement by statement
+ * under READ COMMITTED: the rollback would delete rows committed after it computed its balance deltas (the
+ * fault simulation's seed 12 left a delta-mode balance off by one transfer). Holding this lock, the ingest
+ * writes of all processes run one after another; it is released at commit or rollback. On PGlite (one
+ * connection) it costs one statement.
+ */
+export const INGEST_LOCK_KEY = 0x696e676573742121n;
+
+async function lockIngestWrites(tx: Tx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${INGEST_LOCK_KEY.toString()}::bigint)`);
+}
 
 function addDelta(
   deltas: Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>,
@@ -271,6 +287,7 @@ export async function removeBlocks(
 
   return retryConflicts(() =>
     db.transaction(async (tx) => {
+      await lockIngestWrites(tx);
       const txRows = await tx
         .select({
           hash: transactions.hash,
