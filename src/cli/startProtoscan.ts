@@ -24,6 +24,7 @@ import type { TrackWatcher } from "../tracking/createTrackWatcher.ts";
 import type { InboxWorker } from "../webhooks/createInboxWorker.ts";
 import { createInboxSignal } from "../webhooks/inboxSignal.ts";
 import { createWriters, type Writers } from "./createWriters.ts";
+import { untilNodeAnswers } from "./untilNodeAnswers.ts";
 
 export type Role = "all" | "api" | "indexer";
 
@@ -98,10 +99,12 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
 
     const chain = createChainClient(common);
     shutdown.add(() => chain.close());
-    await chain.assertChainId(config.chain.id);
+    await untilNodeAnswers(logger, "the chain id check", () => chain.assertChainId(config.chain.id));
     // A database filled from another chain (a reused DATA_DIR with a new anvil, a wrong RPC_URL) would make
     // every polling cycle fail: refuse to start with what happened and what to do.
-    await assertStoreOnChain(common, { chain, db: database.db });
+    await untilNodeAnswers(logger, "the check of the stored blocks", () =>
+      assertStoreOnChain(common, { chain, db: database.db }),
+    );
 
     // In-process events (the track watcher re-watches reorged transactions; on PGlite they feed the hub).
     // On PostgreSQL every commit also writes the fan-out outbox, from which every process's hub reads.

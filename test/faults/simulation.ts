@@ -46,6 +46,8 @@ export type SeedReport = {
   faults: Record<string, number>;
   restarts: number;
   unexpectedExits: number;
+  /** per unexpected exit: code or signal, and the writer's last error or warning */
+  exitReasons: string[];
   databaseRestarts: number;
   reorgs: number[];
   webhooks: { deliveries: number; posts: number; acknowledged: number };
@@ -86,6 +88,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     faults: {},
     restarts: 0,
     unexpectedExits: 0,
+    exitReasons: [],
     databaseRestarts: 0,
     reorgs: [],
     webhooks: { deliveries: 0, posts: 0, acknowledged: 0 },
@@ -489,6 +492,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     ).length;
     report.webhooks.acknowledged = acked.size;
     report.unexpectedExits = w.unexpectedExits;
+    report.exitReasons = [...w.exitReasons];
 
     // Faults by kind: how many HTTP requests each was played on (rewrites: answers actually changed).
     for (const a of armed) {
@@ -596,6 +600,7 @@ export function formatReport(r: SeedReport): string {
     `seed ${r.seed} [${r.database}]: ${r.transactions.sent} txs sent (${r.transactions.dropped} dropped by reorgs, ${r.transactions.stored} stored)`,
     `  faults ${total}: ${faults || "none"}`,
     `  restarts ${r.restarts} (SIGKILL) + ${r.unexpectedExits} unexpected exits, database restarts ${r.databaseRestarts}, reorgs ${r.reorgs.length} (depths ${r.reorgs.join(",") || "-"})`,
+    ...r.exitReasons.map((reason) => `  unexpected exit: ${reason}`),
     `  webhooks: ${r.webhooks.deliveries} deliveries, ${r.webhooks.posts} posts, ${r.webhooks.acknowledged} acknowledged; track-tx: ${r.trackTx.posts} posts ${JSON.stringify(r.trackTx.byStatus)}`,
     `  mismatches ${r.mismatches.length}, ${s(r.durationMs)} (setup ${s(r.phasesMs.setup)}, storm ${s(r.phasesMs.storm)}, settle ${s(r.phasesMs.settle)}, verify ${s(r.phasesMs.verify)})${r.inboxRounds > 0 ? `, inbox done after ${r.inboxRounds} restart(s)` : ""}`,
     ...(r.mismatches.length > 0

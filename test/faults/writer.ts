@@ -16,6 +16,8 @@ export type Writer = {
   start(): void;
   /** exits the writer chose itself (crash or fatal error), each followed by a restart */
   readonly unexpectedExits: number;
+  /** why each of those exits happened: exit code or signal, and the process' last error or warning */
+  readonly exitReasons: readonly string[];
   readonly pid: number | undefined;
   /** Output tail of every process started, newest last (for failure messages). */
   outputs(): string;
@@ -29,6 +31,7 @@ export function createWriter(env: Record<string, string>): Writer {
   let child: CliProcess | undefined;
   let listening: Promise<string> | undefined;
   let unexpectedExits = 0;
+  const exitReasons: string[] = [];
   let closed = false;
   const history: CliProcess[] = [];
   const intended = new WeakSet<CliProcess>();
@@ -39,9 +42,19 @@ export function createWriter(env: Record<string, string>): Writer {
     child = spawned;
     listening = spawned.listening(STARTUP_MS);
     listening.catch(() => undefined);
-    void spawned.exited.then(() => {
+    void spawned.exited.then((exit) => {
       if (closed || intended.has(spawned) || child !== spawned) return;
       unexpectedExits++;
+      const last = [...spawned.lines].reverse().find((line) => (line.level ?? 0) >= 40);
+      // An uncaught error ends in stderr, not in a log line: keep its text too.
+      const tail = spawned.output().trim().split("\n").slice(-12).join(" | ");
+      exitReasons.push(
+        `code ${exit.code} signal ${exit.signal}: ${last ? `last warning: ${last.msg} ${JSON.stringify(last.err ?? "")}; ` : ""}output: ${tail}`.slice(
+          0,
+          2000,
+        ),
+      );
+
       setTimeout(() => {
         if (!closed && child === spawned) start();
       }, 200);
@@ -81,6 +94,9 @@ export function createWriter(env: Record<string, string>): Writer {
       listening = undefined;
     },
     start,
+    get exitReasons() {
+      return exitReasons;
+    },
     get unexpectedExits() {
       return unexpectedExits;
     },

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
+import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
+import { startAnvil, type TestAnvil } from "../chain/_test/anvil.ts";
+import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
+import { classifyRpcError } from "../chain/classifyRpcError.ts";
+import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
+import { FatalRpcError } from "../chain/errors.ts";
+import { ConfigError } from "../internal/errors.ts";
+import { createLogger } from "../internal/logger.ts";
+import { untilNodeAnswers } from "./untilNodeAnswers.ts";
+
+let anvil: TestAnvil;
+let proxy: RpcProxy;
+let chain: ChainClient;
+const FAST = { baseMs: 10, maxMs: 40 };
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  proxy = await startRpcProxy({ upstream: anvil.url });
+  // No retries inside the client: every failure reaches untilNodeAnswers.
+  chain = createChainClient(testCommon(testConfig({ urls: [proxy.url] })), { maxRetries: 0 });
+});
+afterAll(async () => {
+  chain?.close();
+  await proxy?.close();
+  await anvil?.stop();
+});
+beforeEach(() => {
+  proxy.clearFaults();
+  proxy.resetCounts();
+});
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    level: "info",
+    destination: { write: (l: string) => lines.push(JSON.parse(l)) },
+  });
+  return { logger, lines };
+}
+
+test("default: rate limits and outages at start-up are waited out, each logged, and the answer returned", async () => {
+  const { logger, lines } = capture();
+  proxy.inject({ kind: "http", status: 429, body: "Too Many Requests", times: 2 });
+  proxy.inject({ kind: "http", status: 503, body: "Service Unavailable", times: 1 });
+  const id = await untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), FAST);
+  expect(id).toBe(31337);
+  expect(proxy.counts.eth_chainId).toBe(4);
+  const warnings = lines.filter((l) => l.level === 40);
+  expect(warnings.map((l) => [l.msg, l.attempt, l.retryInMs])).toEqual([
+    ["start-up: the node did not answer the chain id check; retrying", 1, 10],
+    ["start-up: the node did not answer the chain id check; retrying", 2, 20],
+    ["start-up: the node did not answer the chain id check; retrying", 3, 40],
+  ]);
+});
+
+test("error: what waiting cannot change fails at once", async () => {
+  const { logger, lines } = capture();
+  proxy.inject({ kind: "http", status: 401, body: "Must be authenticated!" });
+  const refused = await untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), FAST).catch(
+    (e: unknown) => e,
+  );
+  expect(classifyRpcError(refused)).toBeInstanceOf(FatalRpcError);
+  expect(proxy.counts.eth_chainId).toBe(1);
+  proxy.clearFaults();
+  const wrongChain = await untilNodeAnswers(
+    logger,
+    "the chain id check",
+    () => chain.assertChainId(1),
+    FAST,
+  ).catch((e: unknown) => e);
+  expect(wrongChain).toBeInstanceOf(ConfigError);
+  const bug = await untilNodeAnswers(
+    logger,
+    "a check",
+    () => Promise.reject(new TypeError("x is undefined")),
+    FAST,
+  ).catch((e: unknown) => e);
+  expect(bug).toBeInstanceOf(TypeError); // a bug is not mistaken for the node
+  expect(lines.filter((l) => l.level === 40)).toEqual([]);
+});

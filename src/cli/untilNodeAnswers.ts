@@ -1,0 +1,40 @@
+import { classifyRpcError } from "../chain/classifyRpcError.ts";
+import { RetryableChainError } from "../chain/errors.ts";
+import { sleep } from "../chain/sleep.ts";
+import { errorMessage, NonRetryableError } from "../internal/errors.ts";
+import type { Logger } from "../internal/logger.ts";
+
+/** Backoff between start-up attempts: 1 s doubling to 30 s (tests shorten it). */
+export type StartupBackoff = { baseMs: number; maxMs: number };
+const DEFAULT_BACKOFF: StartupBackoff = { baseMs: 1_000, maxMs: 30_000 };
+
+/**
+ * Run a start-up call to the node (the chain id check, the check that the store belongs to this chain) until
+ * the node answers it. A rate limit, a transient failure or data not yet available is logged and retried
+ * after a backoff, as the indexer's cycles do, instead of failing the start: a node that is briefly down or
+ * over its quota delays protoscan instead of crash-looping it under its supervisor. An answer that cannot
+ * change by waiting (a wrong chain id, refused credentials, a database from another chain) fails at once.
+ * SIGTERM meanwhile ends the process as usual (the signal handlers are installed once started).
+ */
+export async function untilNodeAnswers<T>(
+  logger: Logger,
+  what: string,
+  call: () => Promise<T>,
+  backoff: StartupBackoff = DEFAULT_BACKOFF,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof NonRetryableError) throw error;
+      const classified = classifyRpcError(error);
+      if (!(classified instanceof RetryableChainError)) throw error;
+      const waitMs = Math.min(backoff.maxMs, backoff.baseMs * 2 ** attempt);
+      logger.warn(
+        { err: errorMessage(classified), attempt: attempt + 1, retryInMs: waitMs },
+        `start-up: the node did not answer ${what}; retrying`,
+      );
+      await sleep(waitMs);
+    }
+  }
+}
