@@ -129,14 +129,17 @@ describe("a database indexed from another chain", () => {
         ])) as Hash,
       );
     }
+    await until(() => rpc("eth_getTransactionReceipt", [orphaned[2]]), 30_000, "the transfers to be mined");
     const before = await pipeline.catchUp();
     expect(await storedIn(orphaned)).toHaveLength(3);
 
     // The chain goes back three blocks and grows by one: the cursor is now beyond the head.
     expect(await rpc("evm_revert", [snapshot])).toBe(true);
-    await rpc("eth_sendTransaction", [
+    const replacing = (await rpc("eth_sendTransaction", [
       toRequest(tokenTransfer(chainA.deployment, "USDC", u1, u3, parseUnits("4", 6))),
-    ]);
+    ])) as Hash;
+    // anvil can answer the hash before its automined block is in; under load the head was read a block early.
+    await until(() => rpc("eth_getTransactionReceipt", [replacing]), 30_000, "the transfer to be mined");
     const head = Number(await rpc("eth_blockNumber"));
     expect(head).toBe(before - 2);
 
