@@ -32,6 +32,11 @@ test("default", async () => {
       { from: DEV_ACCOUNTS[0], to: DEV_ACCOUNTS[1], value: "0x1" },
     ]);
     expect(typeof hash).toBe("string");
+    // anvil may answer the hash just before its automined block is in: wait briefly, never mine by hand.
+    const deadline = Date.now() + 10_000;
+    while ((await client.getBlockNumber({ cacheTime: 0 })) < 1n && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(1n);
   } finally {
     await anvil.stop();
