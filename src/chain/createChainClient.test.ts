@@ -39,7 +39,8 @@ async function upstreamBlockNumber(): Promise<bigint> {
 
 async function deploy(chain: ChainClient, data: string): Promise<`0x${string}`> {
   const hash = await chain.request<`0x${string}`>("eth_sendTransaction", [{ from: SENDER, data }]);
-  const receipt = await chain.client.getTransactionReceipt({ hash });
+  // anvil may answer the hash just before its automined block is in
+  const receipt = await chain.client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   if (!receipt.contractAddress) throw new Error("no contract deployed");
   return receipt.contractAddress;
 }
@@ -67,7 +68,7 @@ describe("createChainClient", () => {
     const hash = await chain.request<`0x${string}`>("eth_sendTransaction", [
       { from: SENDER, to: "0x000000000000000000000000000000000000dead", value: "0x2a" },
     ]);
-    const receipt = await chain.client.getTransactionReceipt({ hash });
+    const receipt = await chain.client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     expect(receipt.status).toBe("success");
     expect(receipt.from).toBe(SENDER);
     expect(await chain.client.getBlockNumber()).toBe(await upstreamBlockNumber());

@@ -37,7 +37,8 @@ function make(urls: string[], options: ChainClientOptions = FAST) {
 
 async function send(chain: ChainClient, body: Record<string, unknown>): Promise<Hash> {
   const hash = await chain.request<Hash>("eth_sendTransaction", [{ from: SENDER, ...body }]);
-  await chain.client.getTransactionReceipt({ hash });
+  // anvil may answer the hash just before its automined block is in
+  await chain.client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   return hash;
 }
 

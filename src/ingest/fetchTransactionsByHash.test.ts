@@ -33,7 +33,8 @@ beforeAll(async () => {
   const deploy = await chain.request<Hash>("eth_sendTransaction", [
     { from: SENDER, data: TWO_LOGS_INITCODE },
   ]);
-  const emitter = (await chain.client.getTransactionReceipt({ hash: deploy })).contractAddress;
+  const emitter = (await chain.client.waitForTransactionReceipt({ hash: deploy, pollingInterval: 20 }))
+    .contractAddress;
   await chain.request("evm_setAutomine", [false]);
   first = await chain.request<Hash>("eth_sendTransaction", [{ from: SENDER, to: emitter }]);
   second = await chain.request<Hash>("eth_sendTransaction", [{ from: SENDER, to: emitter }]);
