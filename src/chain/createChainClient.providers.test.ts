@@ -34,7 +34,9 @@ let chain: ChainClient;
 beforeAll(async () => {
   anvil = await startAnvil();
   proxy = await startRpcProxy({ upstream: anvil.url });
-  chain = createChainClient(testCommon(testConfig({ urls: [proxy.url], timeoutMs: 3_000 })), { maxRetries: 0 });
+  chain = createChainClient(testCommon(testConfig({ urls: [proxy.url], timeoutMs: 3_000 })), {
+    maxRetries: 0,
+  });
 });
 afterAll(async () => {
   chain?.close();

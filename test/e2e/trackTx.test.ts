@@ -504,7 +504,9 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
   test("behavior: a webhook transaction removed by a reorg is watched again and stored again as a webhook one", async () => {
     const hash = (await txs.disperseEther(0)).toLowerCase() as Hash;
     // Stored by the webhook pipeline (the same ingest call the inbox worker makes).
-    expect(await ingest.ingestHashes([hash], "webhook")).toEqual([{ hash, status: "indexed", inserted: true }]);
+    expect(await ingest.ingestHashes([hash], "webhook")).toEqual([
+      { hash, status: "indexed", inserted: true },
+    ]);
     expect((await getTx(hash)).body).toMatchObject({ source: "webhook", protocol: "demovault" });
     await catchUp();
     const raw = await rawTransaction(chain.anvil.url, hash);
