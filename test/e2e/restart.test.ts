@@ -74,7 +74,10 @@ describe("restart after SIGKILL and SIGTERM", () => {
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), "protoscan-restart-"));
-    chain = await setupDemoChain({ pollIntervalSeconds: 1 });
+    // anvil (automine) once left a deployment transaction unmined for 120 s in CI: try a fresh chain once more.
+    chain = await setupDemoChain({ pollIntervalSeconds: 1 }).catch(() =>
+      setupDemoChain({ pollIntervalSeconds: 1 }),
+    );
     const generated = await generateTransactions({
       rpcUrl: chain.anvil.url,
       deployment: chain.deployment,
@@ -92,7 +95,7 @@ describe("restart after SIGKILL and SIGTERM", () => {
     configPath = path.join(tmp, "protoscan.yaml");
     await writeDemoConfig(configPath, file);
     expected = await chainCounts(chain.anvil.url, config, config.indexer.startBlock, head);
-  });
+  }, 420_000);
 
   afterAll(async () => {
     for (const child of children) await child.stop();
