@@ -43,7 +43,13 @@ test("default: rate limits and outages at start-up are waited out, each logged, 
   const { logger, lines } = capture();
   proxy.inject({ kind: "http", status: 429, body: "Too Many Requests", times: 2 });
   proxy.inject({ kind: "http", status: 503, body: "Service Unavailable", times: 1 });
-  const id = await untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), FAST);
+  const id = await untilNodeAnswers(
+    logger,
+    "the chain id check",
+    () => chain.getChainId(),
+    FAST,
+    () => 1,
+  );
   expect(id).toBe(31337);
   expect(proxy.counts.eth_chainId).toBe(4);
   const warnings = lines.filter((l) => l.level === 40);

@@ -1,12 +1,12 @@
+import { type BackoffOptions, backoffDelay } from "../chain/backoffDelay.ts";
 import { classifyRpcError } from "../chain/classifyRpcError.ts";
-import { RetryableChainError } from "../chain/errors.ts";
+import { RateLimitedError, RetryableChainError } from "../chain/errors.ts";
 import { sleep } from "../chain/sleep.ts";
 import { errorMessage, NonRetryableError } from "../internal/errors.ts";
 import type { Logger } from "../internal/logger.ts";
 
-/** Backoff between start-up attempts: 1 s doubling to 30 s (tests shorten it). */
-export type StartupBackoff = { baseMs: number; maxMs: number };
-const DEFAULT_BACKOFF: StartupBackoff = { baseMs: 1_000, maxMs: 30_000 };
+/** Backoff between start-up attempts: up to 1 s doubling to 30 s, with the chain client's jitter (tests shorten it). */
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };
 
 /**
  * Run a start-up call to the node (the chain id check, the check that the store belongs to this chain) until
@@ -20,7 +20,8 @@ export async function untilNodeAnswers<T>(
   logger: Logger,
   what: string,
   call: () => Promise<T>,
-  backoff: StartupBackoff = DEFAULT_BACKOFF,
+  backoff: BackoffOptions = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -29,7 +30,8 @@ export async function untilNodeAnswers<T>(
       if (error instanceof NonRetryableError) throw error;
       const classified = classifyRpcError(error);
       if (!(classified instanceof RetryableChainError)) throw error;
-      const waitMs = Math.min(backoff.maxMs, backoff.baseMs * 2 ** attempt);
+      const retryAfterMs = classified instanceof RateLimitedError ? classified.retryAfterMs : undefined;
+      const waitMs = backoffDelay(attempt + 1, backoff, retryAfterMs, random);
       logger.warn(
         { err: errorMessage(classified), attempt: attempt + 1, retryInMs: waitMs },
         `start-up: the node did not answer ${what}; retrying`,
