@@ -13,7 +13,7 @@ import { demoConfigFile } from "../demo/demoConfig.ts";
 import { getCursor } from "../store/indexerState.ts";
 import { transactions } from "../store/schema.ts";
 import { scannedAddresses } from "./createIndexer.ts";
-import { indexRange, type RangeDeps } from "./indexRange.ts";
+import { indexRange, type RangeDeps, splitGroups } from "./indexRange.ts";
 
 const CURSOR = "range-test";
 
@@ -43,7 +43,7 @@ describe("indexRange", () => {
     await demo?.anvil.stop();
   });
 
-  async function setup(): Promise<{
+  async function setup(overrides: Partial<RangeDeps> = {}): Promise<{
     db: TestDatabase;
     pipeline: TestPipeline;
     deps: RangeDeps;
@@ -61,6 +61,7 @@ describe("indexRange", () => {
       cursorName: CURSOR,
       blocksPerCommit: 4,
       onCommitted: (cursor, inserted) => commits.push([cursor, inserted]),
+      ...overrides,
     };
     return { db, pipeline, deps, commits };
   }
@@ -104,6 +105,51 @@ describe("indexRange", () => {
       );
       expect(keys).toEqual([...keys].sort((a, b) => a - b));
       expect(keys.length).toBe(inserted);
+    } finally {
+      await pipeline.close();
+      await db.cleanup();
+    }
+  });
+
+  test("transactionsPerCommit bounds a group; the range's last group reads every call-mode balance again", async () => {
+    // At most 7 transactions per group: many groups of a few blocks each.
+    const { db, pipeline, deps, commits } = await setup({ blocksPerCommit: 100, transactionsPerCommit: 7 });
+    try {
+      const from = config.indexer.startBlock;
+      await indexRange(deps, from, head);
+      const logs = await pipeline.chain.client.getLogs({
+        address: [...deps.addresses],
+        fromBlock: BigInt(from),
+        toBlock: BigInt(head),
+      });
+      const byBlock = new Map<number, { hashes: Set<Hash> }>();
+      for (const log of logs) {
+        const entry = byBlock.get(Number(log.blockNumber)) ?? { hashes: new Set<Hash>() };
+        entry.hashes.add(log.transactionHash!);
+        byBlock.set(Number(log.blockNumber), entry);
+      }
+      const expected = splitGroups(byBlock, 100, 7);
+      expect(expected.length).toBeGreaterThan(5);
+      expect(commits.map(([cursor]) => cursor)).toEqual([
+        ...expected.slice(0, -1).map((g) => g.at(-1)),
+        head,
+      ]);
+      // No refreshBalances here: the last group read every call-mode holder again at the range end.
+      const callMode = await db.database.db.execute<{ block_number: string }>(
+        sql`select b.block_number from token_balances b join token_state s using (token_address)
+            where s.balance_mode = 'call'`,
+      );
+      expect(callMode.rows.length).toBeGreaterThan(0);
+      expect(new Set(callMode.rows.map((r) => Number(r.block_number)))).toEqual(new Set([head]));
+      expect(
+        await verifyStoreAgainstChain({
+          rpcUrl: demo.anvil.url,
+          db: db.database.db,
+          config,
+          fromBlock: from,
+          toBlock: head,
+        }),
+      ).toEqual([]);
     } finally {
       await pipeline.close();
       await db.cleanup();
@@ -163,5 +209,32 @@ describe("indexRange", () => {
       await pipeline.close();
       await db.cleanup();
     }
+  });
+});
+
+describe("splitGroups", () => {
+  const blocks = (counts: Record<number, number>) =>
+    new Map(
+      Object.entries(counts).map(([n, c]) => [
+        Number(n),
+        { hashes: new Set(Array.from({ length: c }, (_, i) => `0x${n}${i}` as Hash)) },
+      ]),
+    );
+
+  test("blocks in order, cut at maxBlocks blocks or before maxTransactions would be passed", () => {
+    expect(splitGroups(blocks({ 5: 1, 1: 1, 3: 1, 9: 1, 7: 1 }), 2, 100)).toEqual([[1, 3], [5, 7], [9]]);
+    expect(splitGroups(blocks({ 1: 3, 2: 3, 3: 3, 4: 1 }), 100, 7)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    expect(splitGroups(blocks({ 1: 4, 2: 3, 3: 1 }), 100, 7)).toEqual([[1, 2], [3]]);
+  });
+
+  test("a block with more transactions than maxTransactions is a group of its own", () => {
+    expect(splitGroups(blocks({ 1: 1, 2: 50, 3: 1 }), 100, 10)).toEqual([[1], [2], [3]]);
+  });
+
+  test("no block: no group", () => {
+    expect(splitGroups(new Map(), 100, 10)).toEqual([]);
   });
 });

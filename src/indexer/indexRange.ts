@@ -1,13 +1,8 @@
 import type { Hash, Log } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
-import type { Ingest } from "../ingest/createIngest.ts";
+import type { Ingest, PreparedCommit } from "../ingest/createIngest.ts";
 import { ReorgDetectedError } from "../ingest/errors.ts";
-import {
-  type BlockHeader,
-  type FetchedBlock,
-  fetchBlockTransactions,
-  toHeader,
-} from "../ingest/fetchBlockTransactions.ts";
+import { type BlockHeader, fetchBlockTransactions, toHeader } from "../ingest/fetchBlockTransactions.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { getStoredBlock, getStoredBlocksInRange } from "../store/indexerState.ts";
 
@@ -16,7 +11,12 @@ import { getStoredBlock, getStoredBlocksInRange } from "../store/indexerState.ts
  * its receipts), so a group goes out as a few JSON-RPC batches, and is stored as one database transaction.
  */
 const BLOCKS_PER_COMMIT = 100;
-/** Groups fetched ahead of the one being stored. */
+/**
+ * At most this many transactions per group (unless one block alone has more): what one commit stores and
+ * what the pipeline holds per group.
+ */
+const TRANSACTIONS_PER_COMMIT = 1_000;
+/** Groups prepared (fetched, decoded, touched balances read) ahead of the one being stored. */
 const PREFETCH = 1;
 
 export type RangeDeps = {
@@ -28,6 +28,8 @@ export type RangeDeps = {
   cursorName: string;
   /** blocks per fetch-and-commit group (default 100; tests make it small to cross group boundaries) */
   blocksPerCommit?: number;
+  /** transactions per group, unless one block alone has more (default 1,000) */
+  transactionsPerCommit?: number;
   /** called after each committed group with the cursor it committed and the transactions it stored */
   onCommitted?: (cursor: number, inserted: number) => void;
 };
@@ -35,7 +37,7 @@ export type RangeDeps = {
 /**
  * Index blocks [from, to] (seed steps 1-8) and commit them with the cursor at `to`: in groups of
  * `blocksPerCommit` blocks with logs, each committed with the cursor at its last block (`to` for the last
- * one) while the next group is fetched. Returns how many transactions were newly stored.
+ * one) while the next group is fetched and prepared. Returns how many transactions were newly stored.
  *
  * Order matters for reorg safety: the headers of `from - 1` and `to` are read BEFORE the logs. If the chain
  * reorganizes after that, either a log's block hash disagrees with its block (caught here), or the stored
@@ -55,14 +57,101 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
   }
   const endHeader = toHeader(end);
 
-  const logs = await chain.client.getLogs({
-    address: [...deps.addresses],
-    fromBlock: BigInt(from),
-    toBlock: BigInt(to),
-  });
+  // The logs are reduced to the hashes per block at once: a range's logs can be the biggest thing a backfill
+  // holds, and nothing after this needs them (each transaction's logs come again with its receipt).
+  const byBlock = hashesByBlock(
+    await chain.client.getLogs({
+      address: [...deps.addresses],
+      fromBlock: BigInt(from),
+      toBlock: BigInt(to),
+    }),
+    from,
+    to,
+  );
 
+  // The range end read before the logs must still be canonical after them, before anything is committed:
+  // its logs name its hash (fetchBlockTransactions then checks the block against them); without a log
+  // there, its hash is read again. A reorg between the headers and eth_getLogs that leaves no log in that
+  // block would otherwise go unseen, and if it also replaced blocks below `from`, the orphaned ones would
+  // stay stored under blocks of the new chain, where the walk back to the common ancestor stops.
+  const endNow =
+    byBlock.get(to)?.blockHash ??
+    (await chain.client.getBlock({ blockNumber: BigInt(to) })).hash?.toLowerCase();
+  if (endNow !== endHeader.hash) throw new ReorgDetectedError(to, "range end changed while fetching");
+
+  const groups = splitGroups(
+    byBlock,
+    deps.blocksPerCommit ?? BLOCKS_PER_COMMIT,
+    deps.transactionsPerCommit ?? TRANSACTIONS_PER_COMMIT,
+  );
+  if (groups.length === 0) groups.push([]); // no log: the range end and the cursor are still committed
+
+  // Group g is fetched, decoded and its touched balances read (`ingest.prepare`: the node and the main thread)
+  // while group g - 1 is stored (the database: a worker thread for PGlite, another process for PostgreSQL).
+  const prepareGroup = (g: number): Promise<PreparedGroup> => {
+    const part = groups[g]!;
+    const last = g === groups.length - 1;
+    const groupTo = last ? to : part.at(-1)!;
+    const preparing = Promise.all(
+      part.map((n) => {
+        const entry = byBlock.get(n)!;
+        return fetchBlockTransactions(chain, n, [...entry.hashes], entry.blockHash);
+      }),
+    ).then(async (fetched) => {
+      const headers = [...fetched.map((b) => b.header), ...(last ? [endHeader] : [])];
+      const prepared = await deps.ingest.prepare({
+        source: "poll",
+        transactions: fetched.flatMap((b) => b.transactions),
+        headers,
+        balanceBlock: groupTo,
+        cursor: { name: deps.cursorName, blockNumber: groupTo, filterHash: deps.filterHash },
+        refreshStale: last,
+      });
+      return { to: groupTo, headers, prepared };
+    });
+    // A prepared group may fail before its turn: the loop awaits (and throws) it then, not as an
+    // unhandled rejection now.
+    preparing.catch(() => undefined);
+    return preparing;
+  };
+
+  // Each group is committed with the cursor at its last block, in block order: a crash or an error between
+  // groups leaves a prefix of the range committed and nothing after it, like a smaller range would.
+  // Groups leave the queue once taken, so a committed group's data can be collected during the range.
+  const inFlight = groups.slice(0, 1 + PREFETCH).map((_, g) => prepareGroup(g));
+  let inserted = 0;
+  let groupFrom = from;
+  try {
+    for (let g = 0; g < groups.length; g++) {
+      const group = await inFlight.shift()!;
+      const next = g + 1 + PREFETCH;
+      if (next < groups.length) inFlight.push(prepareGroup(next));
+      const stored = await commitGroup(deps, groupFrom, group);
+      inserted += stored;
+      deps.onCommitted?.(group.to, stored);
+      groupFrom = group.to + 1;
+    }
+  } finally {
+    // After an error, wait for the prepared groups too: none may fail unobserved or outlive the range.
+    await Promise.allSettled(inFlight);
+  }
+  return inserted;
+}
+
+/** A group of blocks fetched and prepared for its commit with the cursor at `to`. */
+type PreparedGroup = { to: number; headers: BlockHeader[]; prepared: PreparedCommit };
+
+/**
+ * The hashes of the transactions `logs` name, per block, with the block's hash. Throws `ReorgDetectedError`
+ * for a log outside [from, to] or two hashes for one block (the provider answered from two chains).
+ */
+function hashesByBlock(
+  logs: readonly Log[],
+  from: number,
+  to: number,
+): Map<number, { blockHash: Hash; hashes: Set<Hash> }> {
   const byBlock = new Map<number, { blockHash: Hash; hashes: Set<Hash> }>();
-  for (const log of logs as Log[]) {
+  for (const log of logs) {
     if (log.blockNumber === null || log.blockHash === null || log.transactionHash === null) continue;
     const number = Number(log.blockNumber);
     if (number < from || number > to) {
@@ -79,79 +168,47 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
       entry.hashes.add(log.transactionHash.toLowerCase() as Hash);
     } else byBlock.set(number, { blockHash, hashes: new Set([log.transactionHash.toLowerCase() as Hash]) });
   }
-
-  // The range end read before the logs must still be canonical after them, before anything is committed:
-  // its logs name its hash (fetchBlockTransactions then checks the block against them); without a log
-  // there, its hash is read again. A reorg between the headers and eth_getLogs that leaves no log in that
-  // block would otherwise go unseen, and if it also replaced blocks below `from`, the orphaned ones would
-  // stay stored under blocks of the new chain, where the walk back to the common ancestor stops.
-  const endNow =
-    byBlock.get(to)?.blockHash ??
-    (await chain.client.getBlock({ blockNumber: BigInt(to) })).hash?.toLowerCase();
-  if (endNow !== endHeader.hash) throw new ReorgDetectedError(to, "range end changed while fetching");
-
-  const numbers = [...byBlock.keys()].sort((a, b) => a - b);
-  const size = deps.blocksPerCommit ?? BLOCKS_PER_COMMIT;
-  const groups: number[][] = [];
-  for (let i = 0; i < numbers.length; i += size) groups.push(numbers.slice(i, i + size));
-  if (groups.length === 0) groups.push([]); // no log: the range end and the cursor are still committed
-  const fetchGroup = (part: readonly number[]) => {
-    const fetching = Promise.all(
-      part.map((n) => {
-        const entry = byBlock.get(n)!;
-        return fetchBlockTransactions(chain, n, [...entry.hashes], entry.blockHash);
-      }),
-    );
-    // A prefetched group may fail before its turn: the loop awaits (and throws) it then, not as an
-    // unhandled rejection now.
-    fetching.catch(() => undefined);
-    return fetching;
-  };
-
-  // A pipeline: while one group is decoded and stored, the next PREFETCH groups are on the wire, so the
-  // node (or provider) works while the database does. Each group is committed with the cursor at its last
-  // block, in block order: a crash or an error between groups leaves a prefix of the range committed and
-  // nothing after it, like a smaller range would.
-  // Groups leave the queue once taken, so a committed group's data can be collected during the range.
-  const inFlight = groups.slice(0, 1 + PREFETCH).map(fetchGroup);
-  let inserted = 0;
-  let groupFrom = from;
-  try {
-    for (let g = 0; g < groups.length; g++) {
-      const fetched = await inFlight.shift()!;
-      const next = g + 1 + PREFETCH;
-      if (next < groups.length) inFlight.push(fetchGroup(groups[next]!));
-      const last = g === groups.length - 1;
-      const groupTo = last ? to : fetched.at(-1)!.header.number;
-      const stored = await commitGroup(deps, groupFrom, groupTo, fetched, last ? endHeader : undefined);
-      inserted += stored;
-      deps.onCommitted?.(groupTo, stored);
-      groupFrom = groupTo + 1;
-    }
-  } finally {
-    // After an error, wait for the prefetched groups too: none may fail unobserved or outlive the range.
-    await Promise.allSettled(inFlight);
-  }
-  return inserted;
+  return byBlock;
 }
 
 /**
- * Commit the fetched blocks of [from, to] with the cursor at `to`. `end` is the range end's header (checked
- * canonical after the logs); it is given for the range's last group only, to be stored with it.
+ * Split the blocks with logs, in order, into groups of at most `maxBlocks` blocks and, unless one block alone
+ * has more, `maxTransactions` transactions: a group is what a commit stores and what the pipeline holds in
+ * memory, so it is bounded by the work it carries, not only by its blocks.
  */
-async function commitGroup(
-  deps: RangeDeps,
-  from: number,
-  to: number,
-  fetched: readonly FetchedBlock[],
-  end: BlockHeader | undefined,
-): Promise<number> {
+export function splitGroups(
+  byBlock: ReadonlyMap<number, { hashes: ReadonlySet<Hash> }>,
+  maxBlocks: number,
+  maxTransactions: number,
+): number[][] {
+  const groups: number[][] = [];
+  let current: number[] = [];
+  let transactions = 0;
+  for (const n of [...byBlock.keys()].sort((a, b) => a - b)) {
+    const count = byBlock.get(n)!.hashes.size;
+    if (current.length > 0 && (current.length >= maxBlocks || transactions + count > maxTransactions)) {
+      groups.push(current);
+      current = [];
+      transactions = 0;
+    }
+    current.push(n);
+    transactions += count;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
+}
+
+/**
+ * Commit a prepared group of [from, group.to] with the cursor at `group.to` (its headers include the range
+ * end's, checked canonical after the logs, when it is the range's last group).
+ */
+async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup): Promise<number> {
   const { chain, db, ingest } = deps;
+  const to = group.to;
   // Blocks stored ahead of the cursor by webhooks or track-tx: drop those the canonical chain replaced.
   const ahead = await getStoredBlocksInRange(db, from - 1, to);
   if (ahead.length > 0) {
-    const known = new Map(fetched.map((b) => [b.header.number, b.header.hash as string]));
-    if (end) known.set(end.number, end.hash);
+    const known = new Map(group.headers.map((h) => [h.number, h.hash as string]));
     const unknown = ahead.filter((b) => !known.has(b.number));
     const headers = await Promise.all(
       unknown.map((b) => chain.client.getBlock({ blockNumber: BigInt(b.number) })),
@@ -162,13 +219,6 @@ async function commitGroup(
     const orphaned = ahead.filter((b) => known.get(b.number) !== b.hash).map((b) => b.number);
     if (orphaned.length > 0) await ingest.rollback({ numbers: orphaned });
   }
-
-  const inserted = await ingest.commit({
-    source: "poll",
-    transactions: fetched.flatMap((b) => b.transactions),
-    headers: [...fetched.map((b) => b.header), ...(end ? [end] : [])],
-    balanceBlock: to,
-    cursor: { name: deps.cursorName, blockNumber: to, filterHash: deps.filterHash },
-  });
+  const inserted = await ingest.store(group.prepared);
   return inserted.length;
 }

@@ -14,6 +14,7 @@ import { ZERO_ADDRESS } from "../store/encode.ts";
 import { BlockHashConflictError } from "../store/errors.ts";
 import { getHoldersReadAfter, getStaleHolders, storedHashes } from "../store/indexerState.ts";
 import {
+  type BalanceReading,
   commitBatch,
   type RemovedTransaction,
   removeBlocks,
@@ -29,6 +30,29 @@ import { resolveTokenModes } from "./tokenModes.ts";
 
 /** At most this many stale call-mode balances are read again per commit; the rest wait for the next one. */
 const MAX_REFRESH = 100_000;
+
+export type CommitArgs = {
+  source: IngestSource;
+  transactions: readonly ChainTransaction[];
+  headers: readonly BlockHeader[];
+  balanceBlock: number;
+  cursor?: { name: string; blockNumber: number; filterHash: string };
+  hint?: string;
+  /**
+   * Also read again every cached call-mode balance older than `balanceBlock` (default: when `cursor` is
+   * given). The polling indexer asks for it on the last group of a range only: the range is its unit of
+   * freshness, and re-reading every holder after each group would cost a multicall per group per few hundred
+   * holders during a backfill.
+   */
+  refreshStale?: boolean;
+};
+
+/** A commit decoded and with its touched call-mode balances read, ready to store (`Ingest.prepare`). */
+export type PreparedCommit = {
+  args: CommitArgs;
+  decoded: IndexedTransaction[];
+  balances: BalanceReading[];
+};
 
 export type HashOutcome =
   | { status: "indexed"; hash: Hash; inserted: boolean }
@@ -47,14 +71,14 @@ export type Ingest = {
    * Decode and store fetched transactions with their block headers, read call-mode balances at
    * `balanceBlock`, advance `cursor` in the same database transaction, then broadcast what was new.
    */
-  commit(args: {
-    source: IngestSource;
-    transactions: readonly ChainTransaction[];
-    headers: readonly BlockHeader[];
-    balanceBlock: number;
-    cursor?: { name: string; blockNumber: number; filterHash: string };
-    hint?: string;
-  }): Promise<IndexedTransaction[]>;
+  commit(args: CommitArgs): Promise<IndexedTransaction[]>;
+  /**
+   * `commit` in two steps, so a caller can overlap them: `prepare` decodes and reads the touched call-mode
+   * balances (CPU and the node, no database write); `store` writes the prepared commit. The polling indexer
+   * prepares the next group of blocks while the database stores the current one (indexer/indexRange.ts).
+   */
+  prepare(args: CommitArgs): Promise<PreparedCommit>;
+  store(prepared: PreparedCommit): Promise<IndexedTransaction[]>;
   /** Fetch, decode and store transactions known by hash (webhooks, track-tx). */
   ingestHashes(hashes: readonly Hash[], source: IngestSource, hint?: string): Promise<HashOutcome[]>;
   /**
@@ -114,7 +138,7 @@ export async function createIngest(
 
   const callTokens = common.config.tokens.map((t) => t.address as string).filter((t) => !deltaTokens.has(t));
 
-  const commit: Ingest["commit"] = async (args) => {
+  const prepare: Ingest["prepare"] = async (args) => {
     const decoded = args.transactions.map((tx) => decodeSafely(tx, args.hint)).filter((t) => t !== null);
     const callPairs: { token: string; holder: string }[] = [];
     for (const tx of decoded) {
@@ -124,10 +148,23 @@ export async function createIngest(
         if (t.to !== ZERO_ADDRESS) callPairs.push({ token: t.token, holder: t.to });
       }
     }
+    const balances = await readBalances(chain, callPairs, args.balanceBlock, common.logger);
+    return { args, decoded, balances };
+  };
+
+  const store: Ingest["store"] = async ({ args, decoded, balances }) => {
     // A polling commit moves the cursor: every cached holder of a token not scanned in full is read again at
     // the new indexed block, since its balance also moves in transactions protoscan never stores.
-    const stale = args.cursor ? await getStaleHolders(db, callTokens, args.balanceBlock, MAX_REFRESH) : [];
-    const balances = await readBalances(chain, [...callPairs, ...stale], args.balanceBlock, common.logger);
+    let readings = balances;
+    if (args.refreshStale ?? args.cursor !== undefined) {
+      const read = new Set(balances.map((b) => `${b.token}:${b.holder}`));
+      const stale = (await getStaleHolders(db, callTokens, args.balanceBlock, MAX_REFRESH)).filter(
+        (p) => !read.has(`${p.token}:${p.holder}`),
+      );
+      if (stale.length > 0) {
+        readings = [...balances, ...(await readBalances(chain, stale, args.balanceBlock, common.logger))];
+      }
+    }
     const { inserted } = await commitBatch(db, {
       source: args.source,
       transactions: decoded,
@@ -138,7 +175,7 @@ export async function createIngest(
         timestamp: h.timestamp,
       })),
       deltaTokens,
-      balances,
+      balances: readings,
       ...(args.cursor ? { cursor: args.cursor } : {}),
       outbox,
     });
@@ -150,6 +187,8 @@ export async function createIngest(
     }
     return inserted;
   };
+
+  const commit: Ingest["commit"] = async (args) => store(await prepare(args));
 
   const ingestHashes: Ingest["ingestHashes"] = async (hashes, source, hint) => {
     const unique = [...new Set(hashes.map((h) => h.toLowerCase() as Hash))];
@@ -238,5 +277,5 @@ export async function createIngest(
     }
   };
 
-  return { registry, deltaTokens, commit, ingestHashes, rollback, refreshBalances };
+  return { registry, deltaTokens, commit, prepare, store, ingestHashes, rollback, refreshBalances };
 }
