@@ -17,6 +17,7 @@ import Fastify from "fastify";
 import { buildApp } from "../src/api/buildApp.ts";
 import { createChainClient } from "../src/chain/createChainClient.ts";
 import { createLocalBroadcaster } from "../src/ingest/broadcaster.ts";
+import { boundHeapGrowth } from "../src/internal/boundHeap.ts";
 import type { Common } from "../src/internal/common.ts";
 import { errorMessage } from "../src/internal/errors.ts";
 import { createLogger } from "../src/internal/logger.ts";
@@ -34,6 +35,9 @@ import { apiEndpoints, ceilingEndpoints, type Endpoint } from "./api/endpoints.t
 import type { LoadRequest, LoadResult } from "./api/loadWorker.ts";
 import type { StandInSetup } from "./api/rpcStandIn.ts";
 import { seedDatabase, verifySeed } from "./api/seed.ts";
+
+// The server runs with the heap growth `protoscan start` runs with.
+boundHeapGrowth();
 
 const cleanups: (() => Promise<unknown>)[] = [];
 const out = (line: string) => process.stdout.write(`${line}\n`);

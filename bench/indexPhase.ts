@@ -9,11 +9,15 @@
  * database's URL from `DATABASE_URL`, never from argv. Writes a `PhaseResult` (or a `CreateResult`) to --out.
  */
 import { writeFile } from "node:fs/promises";
+import { boundHeapGrowth } from "../src/internal/boundHeap.ts";
 import { NonRetryableError } from "../src/internal/errors.ts";
 import { PHASE_NAMES, type PhaseName } from "./benchArgs.ts";
 import { benchConfig } from "./benchConfig.ts";
 import { readBenchChain } from "./buildChain.ts";
 import type { PhaseMeasurement, PhaseResult } from "./phaseResult.ts";
+
+// Every phase runs with the heap growth `protoscan start` runs with (the floor too: same runtime).
+boundHeapGrowth();
 
 const flags = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i++) {

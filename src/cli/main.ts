@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { boundHeapGrowth } from "../internal/boundHeap.ts";
 import { BaseError, ConfigError, errorMessage } from "../internal/errors.ts";
 import type { Role } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
@@ -146,6 +147,7 @@ function parsePort(value: string): number {
   return port;
 }
 
+boundHeapGrowth();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
