@@ -83,11 +83,28 @@ function json<T>(value: T | string): T {
   return typeof value === "string" ? (JSON.parse(value) as T) : value;
 }
 
-/** One stored transaction by hash (any case) as the API shows it, in one statement; null when not stored. */
-export async function getTransactionSummary(db: Db, hash: string): Promise<TransactionSummary | null> {
-  const [row] = await db
+/**
+ * The by-hash query, built once per database and prepared: Drizzle builds its SQL once instead of per request,
+ * and node-postgres names it, so each pooled connection parses and plans it once. It is the one read the API
+ * cannot serve from a cache when hashes are cold (every request a new hash).
+ */
+const byHashQueries = new WeakMap<Db, ReturnType<typeof prepareByHash>>();
+
+function prepareByHash(db: Db) {
+  return db
     .select(summaryFields())
     .from(transactions)
-    .where(eq(transactions.hash, hash.toLowerCase()));
+    .where(eq(transactions.hash, sql.placeholder("hash")))
+    .prepare("protoscan_tx_by_hash");
+}
+
+/** One stored transaction by hash (any case) as the API shows it, in one statement; null when not stored. */
+export async function getTransactionSummary(db: Db, hash: string): Promise<TransactionSummary | null> {
+  let query = byHashQueries.get(db);
+  if (!query) {
+    query = prepareByHash(db);
+    byHashQueries.set(db, query);
+  }
+  const [row] = await query.execute({ hash: hash.toLowerCase() });
   return row ? toSummary(row) : null;
 }
