@@ -39,15 +39,19 @@ export async function insertRows<T extends PgTable>(
   const columns = Object.entries(getTableColumns(table)).filter(([key]) =>
     rows.some((row) => (row as Record<string, unknown>)[key] !== undefined),
   );
-  const json = JSON.stringify(
-    rows.map((row) => {
-      const out: Record<string, unknown> = {};
-      for (const [key, column] of columns) {
-        const value = (row as Record<string, unknown>)[key];
-        out[column.name] = typeof value === "bigint" ? value.toString() : value;
-      }
-      return out;
-    }),
+  // UTF-8 bytes, not a string: both drivers bind a Buffer in binary format, which for json is its text, and
+  // copy it as is (a string parameter is measured and encoded again by the driver; PGlite does it in JS).
+  const json = Buffer.from(
+    JSON.stringify(
+      rows.map((row) => {
+        const out: Record<string, unknown> = {};
+        for (const [key, column] of columns) {
+          const value = (row as Record<string, unknown>)[key];
+          out[column.name] = typeof value === "bigint" ? value.toString() : value;
+        }
+        return out;
+      }),
+    ),
   );
   const names = sql.join(
     columns.map(([, column]) => sql.identifier(column.name)),

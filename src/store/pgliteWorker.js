@@ -28,6 +28,18 @@ function serializeError(error) {
   return { name: error.name, message: error.message, props };
 }
 
+/**
+ * json and jsonb parameters given as bytes (UTF-8 text) are bound in binary format, which for json is the
+ * text itself: PGlite copies them into the message instead of measuring and encoding a string character by
+ * character (insertRows sends a whole group's rows as one such parameter). Anything else: PGlite's own.
+ * @type {Record<number, (value: unknown) => unknown>}
+ */
+const jsonSerializers = {};
+for (const oid of [types.JSON, types.JSONB]) {
+  const serialize = types.serializers[oid];
+  jsonSerializers[oid] = (value) => (value instanceof Uint8Array ? value : serialize(value));
+}
+
 /** @param {number[] | undefined} raw */
 function rawParsers(raw) {
   /** @type {Record<number, (value: string) => string>} */
@@ -67,6 +79,7 @@ port.on("message", async (message) => {
       const result = await pg.query(message.text, message.params, {
         rowMode: message.rowMode,
         parsers: rawParsers(message.raw),
+        serializers: jsonSerializers,
       });
       port.postMessage({ id, result });
     } else if (op === "exec") {
