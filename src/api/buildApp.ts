@@ -12,6 +12,7 @@ import type { Database } from "../store/createDatabase.ts";
 import type { WriterLock } from "../store/createWriterLock.ts";
 import type { Tracker } from "../tracking/createTracker.ts";
 import type { InboxSignal } from "../webhooks/inboxSignal.ts";
+import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
 import { registerAddressRoutes } from "./routes/address.ts";
@@ -62,25 +63,6 @@ export type App = FastifyInstance;
 export const BODY_LIMIT = 1024 * 1024;
 
 /**
- * Socket timeouts (docs/operations.md, "HTTP timeouts"), so that slow or silent clients (slow-loris) cannot
- * hold connections forever. Fastify leaves `requestTimeout` and `connectionTimeout` off by default.
- * - `headersTimeout`: the request line and headers must arrive within 10 s of the request's start;
- * - `requestTimeout`: the whole request, body included, within 30 s (answered 408 `REQUEST_TIMEOUT`);
- * - `connectionTimeout`: a socket with no activity for 60 s is closed (e.g. a client that stops reading);
- * - `keepAliveTimeout`: an idle keep-alive connection is closed after 72 s, longer than the 60 s idle
- *   timeout of common load balancers, so the balancer closes first and never reuses a closed connection.
- * Node checks the first two every `connectionsCheckingInterval` (default 30 s: 2 s here, so they hold).
- * WebSocket connections are not affected once upgraded (`ws` clears the socket timeout; pings keep them).
- */
-export const HTTP_TIMEOUTS = {
-  headersTimeout: 10_000,
-  requestTimeout: 30_000,
-  connectionTimeout: 60_000,
-  keepAliveTimeout: 72_000,
-  connectionsCheckingInterval: 2_000,
-} as const;
-
-/**
  * Build the HTTP API (SPEC §4) without listening: `src/cli/` listens, tests use `app.inject()`.
  * Request and response schemas (TypeBox) validate input, serialize output and produce the OpenAPI document.
  */
@@ -90,13 +72,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
     // Per-request lines are left to the access log of the operations issue; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
-    requestTimeout: HTTP_TIMEOUTS.requestTimeout,
-    connectionTimeout: HTTP_TIMEOUTS.connectionTimeout,
-    keepAliveTimeout: HTTP_TIMEOUTS.keepAliveTimeout,
-    http: {
-      headersTimeout: HTTP_TIMEOUTS.headersTimeout,
-      connectionsCheckingInterval: HTTP_TIMEOUTS.connectionsCheckingInterval,
-    },
+    ...HTTP_TIMEOUT_OPTIONS,
     requestIdHeader: "x-request-id",
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
     // Errors raised before routing (bad URL) or below HTTP (unparsable request) are problem+json too.

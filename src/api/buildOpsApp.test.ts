@@ -10,6 +10,7 @@ import { createMetrics } from "../internal/metrics.ts";
 import { createShutdown } from "../internal/shutdown.ts";
 import type { WriterLockStatus } from "../store/createWriterLock.ts";
 import { buildOpsApp } from "./buildOpsApp.ts";
+import { HTTP_TIMEOUTS } from "./httpTimeouts.ts";
 
 type Line = Record<string, unknown>;
 
@@ -45,6 +46,13 @@ describe("buildOpsApp: the ops server of an indexer", () => {
     await app?.close();
     await db?.cleanup();
     await anvil?.stop();
+  });
+
+  test("default: the listener has the API's timeouts", () => {
+    expect(app.server.headersTimeout).toBe(HTTP_TIMEOUTS.headersTimeout);
+    expect(app.server.requestTimeout).toBe(HTTP_TIMEOUTS.requestTimeout);
+    expect(app.server.keepAliveTimeout).toBe(HTTP_TIMEOUTS.keepAliveTimeout);
+    expect(app.server.timeout).toBe(HTTP_TIMEOUTS.connectionTimeout);
   });
 
   test("default: /healthz, and /readyz says whether this process is the writer", async () => {

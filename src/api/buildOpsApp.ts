@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Common } from "../internal/common.ts";
+import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerAccessLog } from "./plugins/accessLog.ts";
 import { echoRequestId } from "./plugins/requestId.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
@@ -15,6 +16,8 @@ export async function buildOpsApp(common: Common, deps: OpsDeps): Promise<Fastif
   const app = Fastify({
     loggerInstance: common.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // The API's timeouts: a slow or stalled client must not hold an indexer's sockets either.
+    ...HTTP_TIMEOUT_OPTIONS,
     requestIdHeader: "x-request-id",
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
