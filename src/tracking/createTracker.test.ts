@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import type { Hash } from "viem";
 import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
@@ -5,7 +6,7 @@ import { type DemoChain, setupDemoChain } from "../../test/helpers/demo.ts";
 import { createTestPipeline, type TestPipeline } from "../../test/helpers/pipeline.ts";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { trackedTransactions } from "../store/schema.ts";
+import { blocks, trackedTransactions } from "../store/schema.ts";
 import { getTracked } from "../store/tracked.ts";
 import { getTransaction } from "../store/transactionReads.ts";
 import { type TrackTxs, trackTxs } from "./_test/trackTxs.ts";
@@ -151,12 +152,40 @@ test("behavior: 20 identical calls at once share one ingestion and store once", 
   ]);
 });
 
+test("error: its block stored under another hash (an orphan not rolled back yet) is TrackUnavailableError with reorg", async () => {
+  const hash = await txs.disperseEther(5);
+  const receipt = await pipeline.chain.client.getTransactionReceipt({ hash });
+  const number = Number(receipt.blockNumber);
+  // What a webhook stored from a block that a reorg replaced, before polling reaches it and rolls it back.
+  await db.insert(blocks).values({
+    number,
+    hash: `0x${"ee".repeat(32)}`,
+    parentHash: `0x${"dd".repeat(32)}`,
+    timestamp: now,
+  });
+  try {
+    const error = await tracker.track(hash).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrackUnavailableError);
+    expect((error as TrackUnavailableError).reorg).toBe(true);
+    expect((error as Error).message).toContain(
+      `the chain reorganized under the block of ${hash.toLowerCase()} while it was fetched`,
+    );
+    expect((error as Error).message).toContain(`chain reorganized at block ${number}`);
+    expect(await getTracked(db, hash)).toMatchObject({ status: "pending" });
+    expect(await getTransaction(db, hash)).toBeNull();
+  } finally {
+    await db.delete(blocks).where(eq(blocks.number, number));
+  }
+  expect((await tracker.track(hash)).status).toBe("indexed");
+});
+
 test("error: the node failing is TrackUnavailableError and the hash is watched, unchecked", async () => {
   const hash = await txs.disperseEther(4);
   proxy.inject({ kind: "http", status: 503, body: "upstream down" });
   const error = await tracker.track(hash, "demovault").catch((e: unknown) => e);
   expect(error).toBeInstanceOf(TrackUnavailableError);
   expect((error as TrackUnavailableError).hash).toBe(hash.toLowerCase());
+  expect((error as TrackUnavailableError).reorg).toBe(false);
   expect((error as Error).message).toContain("upstream down");
   expect(await getTracked(db, hash)).toEqual({
     txHash: hash.toLowerCase(),

@@ -25,10 +25,22 @@ export type TrackOutcome =
 export class TrackUnavailableError extends RetryableError {
   override name = "TrackUnavailableError";
   readonly hash: Hash;
+  /**
+   * The node answered, but the chain moved under the fetch (or the store still holds an orphaned block the
+   * indexer has yet to roll back): not a node outage, and the answer says so.
+   */
+  readonly reorg: boolean;
 
   constructor(hash: Hash, cause: Error) {
-    super(`the node could not be asked about ${hash}`, { cause, details: errorMessage(cause) });
+    const reorg = cause instanceof ReorgDetectedError;
+    super(
+      reorg
+        ? `the chain reorganized under the block of ${hash} while it was fetched`
+        : `the node could not be asked about ${hash}`,
+      { cause, details: errorMessage(cause) },
+    );
     this.hash = hash;
+    this.reorg = reorg;
   }
 }
 
@@ -68,11 +80,14 @@ export function createTracker(
       await watch(hash, hint, false);
       const upstream = upstreamFailure(error);
       if (!upstream) throw error;
+      const unavailable = new TrackUnavailableError(hash, upstream);
       common.logger.warn(
         { tx: hash, err: errorMessage(upstream) },
-        "track-tx: node unavailable; hash watched",
+        unavailable.reorg
+          ? "track-tx: the chain moved under the fetch; hash watched"
+          : "track-tx: node unavailable; hash watched",
       );
-      throw new TrackUnavailableError(hash, upstream);
+      throw unavailable;
     }
     if (!outcome || outcome.status === "pending") {
       const pending = await watch(hash, hint, true);

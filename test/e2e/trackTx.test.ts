@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { eq } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import {
   createPublicClient,
@@ -22,6 +23,7 @@ import { createSilentLogger } from "../../src/internal/logger.ts";
 import { createMetrics } from "../../src/internal/metrics.ts";
 import { createShutdown } from "../../src/internal/shutdown.ts";
 import { createHub, type Hub } from "../../src/realtime/createHub.ts";
+import { blocks } from "../../src/store/schema.ts";
 import { getTracked } from "../../src/store/tracked.ts";
 import { type TrackTxs, trackTxs } from "../../src/tracking/_test/trackTxs.ts";
 import { createTracker, type Tracker } from "../../src/tracking/createTracker.ts";
@@ -451,6 +453,33 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
       "the watcher to store it",
     );
     expect(stored.body).toMatchObject({ source: "track", protocol: "demovault" });
+  });
+
+  test("error: its block stored under another hash (an orphan not rolled back yet) is 503 saying so; watched", async () => {
+    const hash = (await txs.disperseEther(2)).toLowerCase() as Hash;
+    const number = Number((await chainClient.client.getTransactionReceipt({ hash })).blockNumber);
+    // What a webhook stored from a block a reorg replaced, before polling reaches it and rolls it back.
+    await db.database.db.insert(blocks).values({
+      number,
+      hash: `0x${"ee".repeat(32)}`,
+      parentHash: `0x${"dd".repeat(32)}`,
+      timestamp: new Date(),
+    });
+    try {
+      const reply = await post({ txHash: hash });
+      expect(reply.status).toBe(503);
+      expect(reply.body).toEqual(
+        problem(
+          "UPSTREAM_UNAVAILABLE",
+          "Upstream unavailable",
+          503,
+          `the chain reorganized under the block of ${hash}; it is watched for 10 minutes and indexed once its block is settled`,
+        ),
+      );
+      expect(await getTracked(db.database.db, hash)).toMatchObject({ status: "pending" });
+    } finally {
+      await db.database.db.delete(blocks).where(eq(blocks.number, number));
+    }
   });
 
   test("behavior: 20 identical requests at once store the transaction once", async () => {

@@ -122,7 +122,9 @@ export function registerTrackTxRoutes(app: FastifyInstance, common: Common, deps
         if (!(error instanceof TrackUnavailableError)) throw error;
         throw new ApiError(
           "UPSTREAM_UNAVAILABLE",
-          `the node could not be asked about ${hash}; it is watched for 10 minutes and indexed once mined`,
+          error.reorg
+            ? `the chain reorganized under the block of ${hash}; it is watched for 10 minutes and indexed once its block is settled`
+            : `the node could not be asked about ${hash}; it is watched for 10 minutes and indexed once mined`,
         );
       }
       if (outcome.status === "pending") {
