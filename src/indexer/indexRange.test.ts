@@ -66,6 +66,16 @@ describe("indexRange", () => {
     return { db, pipeline, deps, commits };
   }
 
+  /** What the store has that the chain does not, or the other way round, for blocks [from, head]. */
+  const mismatches = (db: TestDatabase, from: number) =>
+    verifyStoreAgainstChain({
+      rpcUrl: demo.anvil.url,
+      db: db.database.db,
+      config,
+      fromBlock: from,
+      toBlock: head,
+    });
+
   async function storedBlocks(db: TestDatabase): Promise<number[]> {
     const rows = await db.database.db.execute<{ n: string }>(
       sql`select distinct block_number as n from transactions order by 1`,
@@ -90,15 +100,7 @@ describe("indexRange", () => {
       expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
       // what the indexer does once a cycle caught up: call-mode tokens also move in transactions not stored
       await pipeline.ingest.refreshBalances(head);
-      expect(
-        await verifyStoreAgainstChain({
-          rpcUrl: demo.anvil.url,
-          db: db.database.db,
-          config,
-          fromBlock: from,
-          toBlock: head,
-        }),
-      ).toEqual([]);
+      expect(await mismatches(db, from)).toEqual([]);
       // broadcasts still come once per transaction, in block order
       const keys = pipeline.events.flatMap((e) =>
         e.type === "transaction" ? [e.transaction.blockNumber * 1e4 + e.transaction.transactionIndex] : [],
@@ -141,15 +143,7 @@ describe("indexRange", () => {
       );
       expect(callMode.rows.length).toBeGreaterThan(0);
       expect(new Set(callMode.rows.map((r) => Number(r.block_number)))).toEqual(new Set([head]));
-      expect(
-        await verifyStoreAgainstChain({
-          rpcUrl: demo.anvil.url,
-          db: db.database.db,
-          config,
-          fromBlock: from,
-          toBlock: head,
-        }),
-      ).toEqual([]);
+      expect(await mismatches(db, from)).toEqual([]);
     } finally {
       await pipeline.close();
       await db.cleanup();
@@ -191,15 +185,7 @@ describe("indexRange", () => {
       expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
       // what the indexer does once a cycle caught up: call-mode tokens also move in transactions not stored
       await pipeline.ingest.refreshBalances(head);
-      expect(
-        await verifyStoreAgainstChain({
-          rpcUrl: demo.anvil.url,
-          db: db.database.db,
-          config,
-          fromBlock: from,
-          toBlock: head,
-        }),
-      ).toEqual([]);
+      expect(await mismatches(db, from)).toEqual([]);
       const hashes = pipeline.events.flatMap((e) =>
         e.type === "transaction" ? [e.transaction.hash as Hash] : [],
       );
