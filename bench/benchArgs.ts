@@ -1,4 +1,4 @@
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { parseFlags } from "./cliFlags.ts";
 
 export type BenchArgs = {
   /** protocol transactions to generate (`--count`, default 10,000) */
@@ -32,52 +32,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     jsonPath: null,
     rounds: 1,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new NonRetryableError(`${flag} needs a value\n${USAGE}`);
-      return v;
-    };
-    switch (flag) {
-      case "--count":
-        args.count = positiveInteger(flag, value());
-        break;
-      case "--per-block":
-        args.perBlock = positiveInteger(flag, value());
-        break;
-      case "--floor-concurrency":
-        args.floorConcurrency = positiveInteger(flag, value());
-        break;
-      case "--phases":
-        args.phases = value()
-          .split(",")
-          .map((p) => {
-            if (!(PHASE_NAMES as readonly string[]).includes(p)) {
-              throw new NonRetryableError(`--phases: unknown phase ${p} (${PHASE_NAMES.join(", ")})`);
-            }
-            return p as PhaseName;
-          });
-        break;
-      case "--rounds":
-        args.rounds = positiveInteger(flag, value());
-        break;
-      case "--json":
-        args.jsonPath = value();
-        break;
-      case "--help":
-      case "-h":
-        throw new NonRetryableError(USAGE);
-      default:
-        throw new NonRetryableError(`unknown argument ${flag}\n${USAGE}`);
-    }
-  }
+  parseFlags(argv, USAGE, (flag, read) => {
+    if (flag === "--count") args.count = read.integer();
+    else if (flag === "--per-block") args.perBlock = read.integer();
+    else if (flag === "--floor-concurrency") args.floorConcurrency = read.integer();
+    else if (flag === "--phases") args.phases = read.oneOf(PHASE_NAMES, "phase");
+    else if (flag === "--rounds") args.rounds = read.integer();
+    else if (flag === "--json") args.jsonPath = read.text();
+    else return false;
+    return true;
+  });
   return args;
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new NonRetryableError(`${flag}: not a positive integer: ${text}`);
-  return n;
 }

@@ -1,4 +1,4 @@
-import { NonRetryableError } from "../../src/internal/errors.ts";
+import { parseFlags } from "../cliFlags.ts";
 
 export type ApiBenchArgs = {
   /** measured seconds per endpoint (`--seconds`, default 10) */
@@ -39,54 +39,18 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchArgs {
     jsonPath: null,
     profileDir: null,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new NonRetryableError(`${flag} needs a value\n${USAGE}`);
-      return v;
-    };
-    switch (flag) {
-      case "--seconds":
-        args.seconds = positive(flag, value());
-        break;
-      case "--warmup":
-        args.warmupSeconds = positive(flag, value(), 0);
-        break;
-      case "--connections":
-        args.connections = positive(flag, value());
-        break;
-      case "--transactions":
-        args.transactions = positive(flag, value());
-        break;
-      case "--holders":
-        args.holders = positive(flag, value());
-        break;
-      case "--only":
-        args.only = value().split(",").filter(Boolean);
-        break;
-      case "--data-dir":
-        args.dataDir = value();
-        break;
-      case "--json":
-        args.jsonPath = value();
-        break;
-      case "--profile":
-        args.profileDir = value();
-        break;
-      case "--help":
-      case "-h":
-        throw new NonRetryableError(USAGE);
-      default:
-        throw new NonRetryableError(`unknown argument ${flag}\n${USAGE}`);
-    }
-  }
+  parseFlags(argv, USAGE, (flag, read) => {
+    if (flag === "--seconds") args.seconds = read.integer();
+    else if (flag === "--warmup") args.warmupSeconds = read.integer(0);
+    else if (flag === "--connections") args.connections = read.integer();
+    else if (flag === "--transactions") args.transactions = read.integer();
+    else if (flag === "--holders") args.holders = read.integer();
+    else if (flag === "--only") args.only = read.text().split(",").filter(Boolean);
+    else if (flag === "--data-dir") args.dataDir = read.text();
+    else if (flag === "--json") args.jsonPath = read.text();
+    else if (flag === "--profile") args.profileDir = read.text();
+    else return false;
+    return true;
+  });
   return args;
-}
-
-function positive(flag: string, text: string, min = 1): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min)
-    throw new NonRetryableError(`${flag}: not an integer >= ${min}: ${text}`);
-  return n;
 }

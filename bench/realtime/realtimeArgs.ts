@@ -1,4 +1,4 @@
-import { NonRetryableError } from "../../src/internal/errors.ts";
+import { parseFlags } from "../cliFlags.ts";
 
 export const REALTIME_PHASES = ["polling", "webhook", "track-tx", "fanout"] as const;
 export type RealtimePhase = (typeof REALTIME_PHASES)[number];
@@ -45,66 +45,20 @@ export function parseRealtimeArgs(argv: readonly string[]): RealtimeArgs {
     jsonPath: null,
     cpuProfileDir: null,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new NonRetryableError(`${flag} needs a value\n${USAGE}`);
-      return v;
-    };
-    const integer = () => positiveInteger(flag, value());
-    switch (flag) {
-      case "--samples":
-        args.samples = integer();
-        break;
-      case "--per-block":
-        args.perBlock = integer();
-        break;
-      case "--clients":
-        args.clients = integer();
-        break;
-      case "--client-procs":
-        args.clientProcesses = integer();
-        break;
-      case "--tx-per-block":
-        args.txPerBlock = integer();
-        break;
-      case "--warmup":
-        args.warmupSeconds = integer();
-        break;
-      case "--seconds":
-        args.measureSeconds = integer();
-        break;
-      case "--phases":
-        args.phases = value()
-          .split(",")
-          .map((p) => {
-            if (!(REALTIME_PHASES as readonly string[]).includes(p)) {
-              throw new NonRetryableError(`--phases: unknown phase ${p} (${REALTIME_PHASES.join(", ")})`);
-            }
-            return p as RealtimePhase;
-          });
-        break;
-      case "--json":
-        args.jsonPath = value();
-        break;
-      case "--cpu-prof":
-        args.cpuProfileDir = value();
-        break;
-      case "--help":
-      case "-h":
-        throw new NonRetryableError(USAGE);
-      default:
-        throw new NonRetryableError(`unknown argument ${flag}\n${USAGE}`);
-    }
-  }
+  parseFlags(argv, USAGE, (flag, read) => {
+    if (flag === "--samples") args.samples = read.integer();
+    else if (flag === "--per-block") args.perBlock = read.integer();
+    else if (flag === "--clients") args.clients = read.integer();
+    else if (flag === "--client-procs") args.clientProcesses = read.integer();
+    else if (flag === "--tx-per-block") args.txPerBlock = read.integer();
+    else if (flag === "--warmup") args.warmupSeconds = read.integer();
+    else if (flag === "--seconds") args.measureSeconds = read.integer();
+    else if (flag === "--phases") args.phases = read.oneOf(REALTIME_PHASES, "phase");
+    else if (flag === "--json") args.jsonPath = read.text();
+    else if (flag === "--cpu-prof") args.cpuProfileDir = read.text();
+    else return false;
+    return true;
+  });
   if (args.clientProcesses > args.clients) args.clientProcesses = args.clients;
   return args;
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new NonRetryableError(`${flag}: not a positive integer: ${text}`);
-  return n;
 }

@@ -1,4 +1,5 @@
 import { NonRetryableError } from "../../src/internal/errors.ts";
+import { parseFlags } from "../cliFlags.ts";
 
 export type SoakArgs = {
   /** how long the load runs, after set-up and catch-up (`--minutes N` / `--seconds N`; default 10 minutes) */
@@ -33,50 +34,21 @@ export function parseSoakArgs(argv: readonly string[]): SoakArgs {
     webhookMs: 4000,
     jsonPath: null,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new NonRetryableError(`${flag} needs a value\n${USAGE}`);
-      return v;
-    };
-    const integer = () => positiveInteger(flag, value());
-    switch (flag) {
-      case "--minutes":
-        durationSeconds = integer() * 60;
-        break;
-      case "--seconds":
-        durationSeconds = integer();
-        break;
-      case "--smoke":
-        durationSeconds = 60;
-        windowSeconds = 10;
-        break;
-      case "--window":
-        windowSeconds = integer();
-        break;
-      case "--rate":
-        args.rate = integer();
-        break;
-      case "--ws-clients":
-        args.wsClients = integer();
-        break;
-      case "--churn-ms":
-        args.churnMs = integer();
-        break;
-      case "--webhook-ms":
-        args.webhookMs = integer();
-        break;
-      case "--json":
-        args.jsonPath = value();
-        break;
-      case "--help":
-      case "-h":
-        throw new NonRetryableError(USAGE);
-      default:
-        throw new NonRetryableError(`unknown argument ${flag}\n${USAGE}`);
-    }
-  }
+  parseFlags(argv, USAGE, (flag, read) => {
+    if (flag === "--minutes") durationSeconds = read.integer() * 60;
+    else if (flag === "--seconds") durationSeconds = read.integer();
+    else if (flag === "--smoke") {
+      durationSeconds = 60;
+      windowSeconds = 10;
+    } else if (flag === "--window") windowSeconds = read.integer();
+    else if (flag === "--rate") args.rate = read.integer();
+    else if (flag === "--ws-clients") args.wsClients = read.integer();
+    else if (flag === "--churn-ms") args.churnMs = read.integer();
+    else if (flag === "--webhook-ms") args.webhookMs = read.integer();
+    else if (flag === "--json") args.jsonPath = read.text();
+    else return false;
+    return true;
+  });
   windowSeconds ??= Math.min(60, Math.max(5, Math.floor(durationSeconds / 6)));
   if (windowSeconds * 3 > durationSeconds) {
     // The RSS verdict compares the window after the warm-up one with the last: it needs three windows.
@@ -85,11 +57,4 @@ export function parseSoakArgs(argv: readonly string[]): SoakArgs {
     );
   }
   return { durationSeconds, windowSeconds, ...args };
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new NonRetryableError(`${flag}: not a positive integer: ${text}`);
-  return n;
 }
