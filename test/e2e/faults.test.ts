@@ -1,4 +1,3 @@
-import { max } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import {
   ALCHEMY_LOGS,
@@ -7,20 +6,16 @@ import {
   INFURA_RATE,
   QUICKNODE_RANGE,
 } from "../../src/chain/_test/providerMessages.ts";
-import { resolveConfig } from "../../src/config/resolveConfig.ts";
-import type { Config } from "../../src/config/schema.ts";
-import { generateTransactions } from "../../src/demo/activity.ts";
-import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
-import { demoConfigFile } from "../../src/demo/demoConfig.ts";
-import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
-import { CURSOR_NAME } from "../../src/indexer/createIndexer.ts";
-import type { Db } from "../../src/store/createDatabase.ts";
-import { getCursor } from "../../src/store/indexerState.ts";
-import { blocks, transactions } from "../../src/store/schema.ts";
-import { createTestDatabase } from "../helpers/db.ts";
-import { createTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
-import { type RecordedCall, type RpcFault, type RpcProxy, startRpcProxy } from "../helpers/rpcProxy.ts";
-import { verifyStoreAgainstChain } from "../helpers/verifyStore.ts";
+import type { DemoDeployment } from "../../src/demo/deploy.ts";
+import {
+  expectStoreExact,
+  openProxiedRun,
+  type ProxiedDemoChain,
+  type ProxiedRun,
+  startProxiedDemoChain,
+  storedUpTo,
+} from "../helpers/proxiedDemoChain.ts";
+import type { RecordedCall, RpcFault, RpcProxy } from "../helpers/rpcProxy.ts";
 
 // SPEC §3.1 through a JSON-RPC proxy that plays providers' faults in front of anvil: range refusals shrink
 // the eth_getLogs chunk (to the suggested range, or by half) and it grows back; rate limits end the cycle at
@@ -67,10 +62,10 @@ async function untilQuiet(proxy: RpcProxy): Promise<void> {
 
 const callKey = (c: RecordedCall) => JSON.stringify([c.method, c.params]);
 
-type Run = { config: Config; db: Db; pipeline: TestPipeline };
+type Run = ProxiedRun;
 
 describe("indexer through a faulty RPC provider", () => {
-  let anvil: Anvil;
+  let chain: ProxiedDemoChain;
   let deployment: DemoDeployment;
   let proxy: RpcProxy;
   /** First generated block: 20 blocks of 6 transactions, then 5 blocks of 1 (eth_getTransactionReceipt). */
@@ -79,18 +74,12 @@ describe("indexer through a faulty RPC provider", () => {
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    anvil = await startAnvil();
-    deployment = await deployDemo({ rpcUrl: anvil.url });
-    const busy = await generateTransactions({ rpcUrl: anvil.url, deployment, count: 120, perBlock: 6 });
-    const single = await generateTransactions({ rpcUrl: anvil.url, deployment, count: 5, perBlock: 1 });
-    first = busy.fromBlock;
-    head = single.toBlock;
-    proxy = await startRpcProxy({ upstream: anvil.url });
+    chain = await startProxiedDemoChain({ busy: 120, single: 5 });
+    ({ deployment, proxy, first, head } = chain);
   });
 
   afterAll(async () => {
-    await proxy?.close();
-    await anvil?.stop();
+    await chain?.stop();
   });
 
   beforeEach(() => {
@@ -102,66 +91,9 @@ describe("indexer through a faulty RPC provider", () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  /**
-   * A fresh database and pipeline whose only RPC URL is the proxy. The scan starts at the first generated
-   * block unless told otherwise: runs stay short, and since every token balance change after it happens in a
-   * stored transaction, the `balanceOf` readings (every token is in call mode: it existed before
-   * `startBlock`) must be exact at every committed range end, not only at the head.
-   */
-  async function open(
-    options: { startBlock?: number; logChunkBlocks?: number; timeoutMs?: number } = {},
-  ): Promise<Run> {
-    const file = demoConfigFile(deployment, { rpcUrl: proxy.url });
-    const config = resolveConfig(
-      {
-        ...file,
-        rpc: { ...file.rpc, timeoutMs: options.timeoutMs ?? 10_000 },
-        indexer: {
-          ...file.indexer,
-          startBlock: options.startBlock ?? first,
-          logChunkBlocks: options.logChunkBlocks ?? 5000,
-        },
-      },
-      null,
-    );
-    const database = await createTestDatabase();
-    cleanups.push(() => database.cleanup());
-    const pipeline = await createTestPipeline({ config, database: database.database });
-    cleanups.push(() => pipeline.close());
-    return { config, db: database.database.db, pipeline };
-  }
-
-  /**
-   * The store equals the chain up to `toBlock` (checked with plain viem straight against anvil), and every
-   * stored transaction was broadcast exactly once. Returns how many transactions are stored.
-   */
-  async function expectExact(run: Run, toBlock = head): Promise<number> {
-    const problems = await verifyStoreAgainstChain({
-      rpcUrl: anvil.url,
-      db: run.db,
-      config: run.config,
-      fromBlock: run.config.indexer.startBlock,
-      toBlock,
-    });
-    expect(problems).toEqual([]);
-    const rows = await run.db.select({ hash: transactions.hash }).from(transactions);
-    const broadcast = run.pipeline.events.flatMap((e) =>
-      e.type === "transaction" ? [e.transaction.hash] : [],
-    );
-    expect([...broadcast].sort()).toEqual(rows.map((r) => r.hash).sort());
-    return rows.length;
-  }
-
-  /** Cursor, highest stored transaction block and highest stored header, straight from the database. */
-  async function storedUpTo(db: Db) {
-    const [tx] = await db.select({ block: max(transactions.blockNumber) }).from(transactions);
-    const [header] = await db.select({ block: max(blocks.number) }).from(blocks);
-    return {
-      cursor: (await getCursor(db, CURSOR_NAME))?.blockNumber ?? null,
-      lastTransactionBlock: tx?.block ?? null,
-      lastHeader: header?.block ?? null,
-    };
-  }
+  const open = (options: Parameters<typeof openProxiedRun>[2] = {}): Promise<Run> =>
+    openProxiedRun(chain, cleanups, options);
+  const expectExact = (run: Run, toBlock?: number): Promise<number> => expectStoreExact(chain, run, toBlock);
 
   test("default: a clean run is exact and costs at most 50 compute units per stored transaction", async () => {
     const run = await open({ startBlock: deployment.startBlock }); // the demo config as it is

@@ -1,20 +1,13 @@
-import { max } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { resolveConfig } from "../../src/config/resolveConfig.ts";
-import type { Config } from "../../src/config/schema.ts";
-import { generateTransactions } from "../../src/demo/activity.ts";
-import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
-import { demoConfigFile } from "../../src/demo/demoConfig.ts";
-import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
-import { CURSOR_NAME } from "../../src/indexer/createIndexer.ts";
-import { createLogger } from "../../src/internal/logger.ts";
-import type { Db } from "../../src/store/createDatabase.ts";
-import { getCursor } from "../../src/store/indexerState.ts";
-import { blocks, transactions } from "../../src/store/schema.ts";
-import { createTestDatabase } from "../helpers/db.ts";
-import { createTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
-import { type RpcFault, type RpcProxy, startRpcProxy } from "../helpers/rpcProxy.ts";
-import { verifyStoreAgainstChain } from "../helpers/verifyStore.ts";
+import {
+  expectStoreExact,
+  openProxiedRun,
+  type ProxiedDemoChain,
+  type ProxiedRun,
+  startProxiedDemoChain,
+  storedUpTo,
+} from "../helpers/proxiedDemoChain.ts";
+import type { RpcFault, RpcProxy } from "../helpers/rpcProxy.ts";
 
 // Issue 8 item 2 through a JSON-RPC proxy that rewrites anvil's real answers into ones that contradict
 // themselves (duplicate log indexes, a receipt of another transaction, a block of another number, batch ids
@@ -56,13 +49,12 @@ function lines(log: string[]): Json[] {
   return log.map((line) => JSON.parse(line) as Json);
 }
 
-type Run = { config: Config; db: Db; pipeline: TestPipeline; log: string[] };
+type Run = ProxiedRun;
 
 // A fresh database per test: opening PGlite with its migrations alone can take half a minute on a loaded
 // machine, hence the generous timeout.
 describe("provider data validation", { timeout: 180_000 }, () => {
-  let anvil: Anvil;
-  let deployment: DemoDeployment;
+  let chain: ProxiedDemoChain;
   let proxy: RpcProxy;
   /** 6 blocks of 6 transactions (eth_getBlockReceipts), then 3 blocks of 1 (eth_getTransactionReceipt). */
   let first: number;
@@ -70,18 +62,12 @@ describe("provider data validation", { timeout: 180_000 }, () => {
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    anvil = await startAnvil();
-    deployment = await deployDemo({ rpcUrl: anvil.url });
-    const busy = await generateTransactions({ rpcUrl: anvil.url, deployment, count: 36, perBlock: 6 });
-    const single = await generateTransactions({ rpcUrl: anvil.url, deployment, count: 3, perBlock: 1 });
-    first = busy.fromBlock;
-    head = single.toBlock;
-    proxy = await startRpcProxy({ upstream: anvil.url });
+    chain = await startProxiedDemoChain({ busy: 36, single: 3 });
+    ({ proxy, first, head } = chain);
   });
 
   afterAll(async () => {
-    await proxy?.close();
-    await anvil?.stop();
+    await chain?.stop();
   });
 
   beforeEach(() => {
@@ -93,51 +79,9 @@ describe("provider data validation", { timeout: 180_000 }, () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function open(options: { logChunkBlocks?: number } = {}): Promise<Run> {
-    const file = demoConfigFile(deployment, { rpcUrl: proxy.url });
-    const config = resolveConfig(
-      {
-        ...file,
-        indexer: { ...file.indexer, startBlock: first, logChunkBlocks: options.logChunkBlocks ?? 5000 },
-      },
-      null,
-    );
-    const database = await createTestDatabase();
-    cleanups.push(() => database.cleanup());
-    const log: string[] = [];
-    const logger = createLogger({ level: "debug", destination: { write: (line) => log.push(line) } });
-    const pipeline = await createTestPipeline({ config, database: database.database, logger });
-    cleanups.push(() => pipeline.close());
-    return { config, db: database.database.db, pipeline, log };
-  }
-
-  /** The store equals the chain up to `toBlock`, and every stored transaction was broadcast exactly once. */
-  async function expectExact(run: Run, toBlock = head): Promise<number> {
-    const problems = await verifyStoreAgainstChain({
-      rpcUrl: anvil.url,
-      db: run.db,
-      config: run.config,
-      fromBlock: first,
-      toBlock,
-    });
-    expect(problems).toEqual([]);
-    const rows = await run.db.select({ hash: transactions.hash }).from(transactions);
-    const broadcast = run.pipeline.events.flatMap((e) =>
-      e.type === "transaction" ? [e.transaction.hash] : [],
-    );
-    expect([...broadcast].sort()).toEqual(rows.map((r) => r.hash).sort());
-    return rows.length;
-  }
-
-  async function storedUpTo(db: Db) {
-    const [tx] = await db.select({ block: max(transactions.blockNumber) }).from(transactions);
-    const [header] = await db.select({ block: max(blocks.number) }).from(blocks);
-    return {
-      cursor: (await getCursor(db, CURSOR_NAME))?.blockNumber ?? null,
-      lastTransactionBlock: tx?.block ?? null,
-      lastHeader: header?.block ?? null,
-    };
-  }
+  const open = (options: Parameters<typeof openProxiedRun>[2] = {}): Promise<Run> =>
+    openProxiedRun(chain, cleanups, options);
+  const expectExact = (run: Run, toBlock?: number): Promise<number> => expectStoreExact(chain, run, toBlock);
 
   /** Calls a `rewrite` was played on; HTTP requests for a `rewriteBody` (played on every call of one). */
   function firings(fault: RpcFault): number {
