@@ -480,6 +480,13 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     } finally {
       await db.database.db.delete(blocks).where(eq(blocks.number, number));
     }
+    // The orphan gone, the watcher stores it (and broadcasts it now, not during the next test).
+    const stored = await waitFor(
+      () => getTx(hash),
+      (r) => r.status === 200,
+      "the watcher to store it",
+    );
+    expect(stored.body).toMatchObject({ source: "track" });
   });
 
   test("behavior: 20 identical requests at once store the transaction once", async () => {
