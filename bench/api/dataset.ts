@@ -2,6 +2,7 @@ import type { Hex } from "viem";
 import type { Address } from "../../src/config/schema.ts";
 import type { IndexedLog, IndexedTransaction, IndexedTransfer } from "../../src/decode/decodeTransaction.ts";
 import type { BlockRow } from "../../src/store/ingestWrites.ts";
+import { mulberry32 } from "../../test/helpers/faultsRandom.ts";
 import { BENCH_TOKENS, benchAddress, BENCH_CONTRACTS as C } from "./apiBenchConfig.ts";
 import { cs, depositedLog, fakeHash, swapLog, syncLog, transferRecords, ZERO } from "./chainRecords.ts";
 import { createExpectations, type Expectations } from "./expectations.ts";
@@ -42,18 +43,6 @@ const WETH = BENCH_TOKENS.WETH.address;
 const RWD = BENCH_TOKENS.RWD.address;
 const DEPLOYER = benchAddress("deployer");
 
-/** mulberry32: a small seeded PRNG, so that every run seeds the same data. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Call = {
   from: Address;
   to: Address;
@@ -88,7 +77,8 @@ export function createDataset(options: DatasetOptions): Dataset {
   const endMs = (options.endTime ?? new Date()).getTime();
   const userAddresses = Array.from({ length: users }, (_, i) => benchAddress(`user ${i}`));
   const expectations = createExpectations();
-  const rand = random(4242);
+  // Seeded, so that every run seeds the same data.
+  const rand = mulberry32(4242);
   const balance = expectations.balance;
   const pairReserves = (pair: Address, token0: Address, token1: Address): [bigint, bigint] => {
     const [a, b] = token0 < token1 ? [token0, token1] : [token1, token0];
