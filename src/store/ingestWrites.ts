@@ -60,90 +60,86 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
   const sorted = [...input.transactions].sort(
     (a, b) => a.blockNumber - b.blockNumber || a.transactionIndex - b.transactionIndex,
   );
-  // Concurrent writers (polling, rollbacks, track-tx floods, the inbox worker) can deadlock on PostgreSQL.
-  return retryConflicts(() =>
-    db.transaction(async (tx) => {
-      await lockIngestWrites(tx);
-      // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
-      // CPU than the database's own work on a backfill).
-      const rows = await insertRows(
-        tx,
-        transactions,
-        sorted.map((t) => encodeTransaction(t, input.source)),
-        {
-          onConflict: sql`on conflict do nothing`,
-          returning: sql`returning ${sql.identifier(transactions.hash.name)}`,
-        },
-      );
-      const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
-      const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
+  return ingestTransaction(db, async (tx) => {
+    // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
+    // CPU than the database's own work on a backfill).
+    const rows = await insertRows(
+      tx,
+      transactions,
+      sorted.map((t) => encodeTransaction(t, input.source)),
+      {
+        onConflict: sql`on conflict do nothing`,
+        returning: sql`returning ${sql.identifier(transactions.hash.name)}`,
+      },
+    );
+    const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
+    const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
 
-      const doNothing = { onConflict: sql`on conflict do nothing` };
-      await insertRows(tx, logs, inserted.flatMap(encodeLogs), doNothing);
-      const transferRows = inserted.flatMap(encodeTransfers);
-      await insertRows(tx, tokenTransfers, transferRows, doNothing);
-      await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
-      const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
-      if (input.cursor) {
-        // Polling rolls back orphaned blocks before it commits over them (indexer/indexRange.ts).
-        await insertRows(tx, blocks, headers, {
-          onConflict: sql`on conflict (${sql.identifier(blocks.number.name)}) do update set "hash" = excluded."hash", "parent_hash" = excluded."parent_hash", "timestamp" = excluded."timestamp"`,
-        });
-      } else if (headers.length > 0) {
-        // A webhook or track-tx commit never replaces a stored header: the transactions stored under the old
-        // hash would stay, and no reorg check would find them again (the fault simulation, seed 10).
-        await insertRows(tx, blocks, headers, doNothing);
-        const stored = await tx
-          .select({ number: blocks.number, hash: blocks.hash })
-          .from(blocks)
-          .where(
-            inArray(
-              blocks.number,
-              headers.map((h) => h.number),
-            ),
-          );
-        for (const row of stored) {
-          const given = headers.find((h) => h.number === row.number)!;
-          if (given.hash !== row.hash) throw new BlockHashConflictError(row.number, row.hash, given.hash);
-        }
-      }
-
-      const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
-      for (const t of transferRows) {
-        if (!input.deltaTokens.has(t.tokenAddress)) continue;
-        addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
-        addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
-      }
-      await applyDeltas(tx, [...deltas.values()]);
-      await upsertReadings(tx, input.balances ?? []);
-
-      if (input.cursor) {
-        await tx
-          .insert(indexerCursor)
-          .values({ ...input.cursor, updatedAt: new Date() })
-          .onConflictDoUpdate({
-            target: indexerCursor.name,
-            set: {
-              blockNumber: input.cursor.blockNumber,
-              filterHash: input.cursor.filterHash,
-              updatedAt: new Date(),
-            },
-          });
-      }
-      if (input.outbox) {
-        await writeOutbox(
-          tx,
-          inserted.map((t) => ({
-            kind: "transaction",
-            txHash: t.hash,
-            blockNumber: t.blockNumber,
-            blockHash: t.blockHash,
-          })),
+    const doNothing = { onConflict: sql`on conflict do nothing` };
+    await insertRows(tx, logs, inserted.flatMap(encodeLogs), doNothing);
+    const transferRows = inserted.flatMap(encodeTransfers);
+    await insertRows(tx, tokenTransfers, transferRows, doNothing);
+    await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
+    const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
+    if (input.cursor) {
+      // Polling rolls back orphaned blocks before it commits over them (indexer/indexRange.ts).
+      await insertRows(tx, blocks, headers, {
+        onConflict: sql`on conflict (${sql.identifier(blocks.number.name)}) do update set "hash" = excluded."hash", "parent_hash" = excluded."parent_hash", "timestamp" = excluded."timestamp"`,
+      });
+    } else if (headers.length > 0) {
+      // A webhook or track-tx commit never replaces a stored header: the transactions stored under the old
+      // hash would stay, and no reorg check would find them again (the fault simulation, seed 10).
+      await insertRows(tx, blocks, headers, doNothing);
+      const stored = await tx
+        .select({ number: blocks.number, hash: blocks.hash })
+        .from(blocks)
+        .where(
+          inArray(
+            blocks.number,
+            headers.map((h) => h.number),
+          ),
         );
+      for (const row of stored) {
+        const given = headers.find((h) => h.number === row.number)!;
+        if (given.hash !== row.hash) throw new BlockHashConflictError(row.number, row.hash, given.hash);
       }
-      return { inserted };
-    }),
-  );
+    }
+
+    const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
+    for (const t of transferRows) {
+      if (!input.deltaTokens.has(t.tokenAddress)) continue;
+      addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
+      addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
+    }
+    await applyDeltas(tx, [...deltas.values()]);
+    await upsertReadings(tx, input.balances ?? []);
+
+    if (input.cursor) {
+      await tx
+        .insert(indexerCursor)
+        .values({ ...input.cursor, updatedAt: new Date() })
+        .onConflictDoUpdate({
+          target: indexerCursor.name,
+          set: {
+            blockNumber: input.cursor.blockNumber,
+            filterHash: input.cursor.filterHash,
+            updatedAt: new Date(),
+          },
+        });
+    }
+    if (input.outbox) {
+      await writeOutbox(
+        tx,
+        inserted.map((t) => ({
+          kind: "transaction",
+          txHash: t.hash,
+          blockNumber: t.blockNumber,
+          blockHash: t.blockHash,
+        })),
+      );
+    }
+    return { inserted };
+  });
 }
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -159,8 +155,18 @@ type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
  */
 export const INGEST_LOCK_KEY = 0x696e676573742121n;
 
-async function lockIngestWrites(tx: Tx): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(${INGEST_LOCK_KEY.toString()}::bigint)`);
+/**
+ * Run `write` as one database transaction of ingested data: holding INGEST_LOCK_KEY, and run again when
+ * PostgreSQL aborts it for a conflict with a concurrent writer (polling, rollbacks, track-tx floods and the
+ * inbox worker can deadlock on rows outside the lock, such as balances).
+ */
+function ingestTransaction<T>(db: Db, write: (tx: Tx) => Promise<T>): Promise<T> {
+  return retryConflicts(() =>
+    db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${INGEST_LOCK_KEY.toString()}::bigint)`);
+      return write(tx);
+    }),
+  );
 }
 
 function addDelta(
@@ -285,75 +291,70 @@ export async function removeBlocks(
       : inArray(col as typeof transactions.blockNumber, [...target.numbers]);
   if ("numbers" in target && target.numbers.length === 0) return { removed: [], staleBalances: [] };
 
-  return retryConflicts(() =>
-    db.transaction(async (tx) => {
-      await lockIngestWrites(tx);
-      const txRows = await tx
-        .select({
-          hash: transactions.hash,
-          blockNumber: transactions.blockNumber,
-          blockHash: transactions.blockHash,
-          protocol: transactions.protocol,
-          source: transactions.source,
-        })
-        .from(transactions)
-        .where(where(transactions.blockNumber))
-        .orderBy(transactions.blockNumber, transactions.transactionIndex);
-      const transferRows = await tx.select().from(tokenTransfers).where(where(tokenTransfers.blockNumber));
-      const partyRows = await tx
-        .select({ address: addressTransactions.address, txHash: addressTransactions.txHash })
-        .from(addressTransactions)
-        .where(where(addressTransactions.blockNumber));
+  return ingestTransaction(db, async (tx) => {
+    const txRows = await tx
+      .select({
+        hash: transactions.hash,
+        blockNumber: transactions.blockNumber,
+        blockHash: transactions.blockHash,
+        protocol: transactions.protocol,
+        source: transactions.source,
+      })
+      .from(transactions)
+      .where(where(transactions.blockNumber))
+      .orderBy(transactions.blockNumber, transactions.transactionIndex);
+    const transferRows = await tx.select().from(tokenTransfers).where(where(tokenTransfers.blockNumber));
+    const partyRows = await tx
+      .select({ address: addressTransactions.address, txHash: addressTransactions.txHash })
+      .from(addressTransactions)
+      .where(where(addressTransactions.blockNumber));
 
-      const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
-      const stale = new Map<string, { token: string; holder: string }>();
-      for (const t of transferRows) {
-        if (deltaTokens.has(t.tokenAddress)) {
-          addDelta(deltas, t.tokenAddress, t.fromAddress, t.amount, 0);
-          addDelta(deltas, t.tokenAddress, t.toAddress, -t.amount, 0);
-        } else {
-          for (const holder of [t.fromAddress, t.toAddress]) {
-            if (holder !== ZERO_ADDRESS)
-              stale.set(`${t.tokenAddress}:${holder}`, { token: t.tokenAddress, holder });
-          }
+    const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
+    const stale = new Map<string, { token: string; holder: string }>();
+    for (const t of transferRows) {
+      if (deltaTokens.has(t.tokenAddress)) {
+        addDelta(deltas, t.tokenAddress, t.fromAddress, t.amount, 0);
+        addDelta(deltas, t.tokenAddress, t.toAddress, -t.amount, 0);
+      } else {
+        for (const holder of [t.fromAddress, t.toAddress]) {
+          if (holder !== ZERO_ADDRESS)
+            stale.set(`${t.tokenAddress}:${holder}`, { token: t.tokenAddress, holder });
         }
       }
+    }
 
-      await tx.delete(logs).where(where(logs.blockNumber));
-      await tx.delete(tokenTransfers).where(where(tokenTransfers.blockNumber));
-      await tx.delete(addressTransactions).where(where(addressTransactions.blockNumber));
-      await tx.delete(transactions).where(where(transactions.blockNumber));
-      await tx.delete(blocks).where(where(blocks.number));
-      await applyDeltas(tx, [...deltas.values()]);
-      if ("after" in target && cursorName) {
-        await tx
-          .update(indexerCursor)
-          .set({ blockNumber: target.after, updatedAt: new Date() })
-          .where(
-            and(sql`${indexerCursor.name} = ${cursorName}`, gt(indexerCursor.blockNumber, target.after)),
-          );
-      }
+    await tx.delete(logs).where(where(logs.blockNumber));
+    await tx.delete(tokenTransfers).where(where(tokenTransfers.blockNumber));
+    await tx.delete(addressTransactions).where(where(addressTransactions.blockNumber));
+    await tx.delete(transactions).where(where(transactions.blockNumber));
+    await tx.delete(blocks).where(where(blocks.number));
+    await applyDeltas(tx, [...deltas.values()]);
+    if ("after" in target && cursorName) {
+      await tx
+        .update(indexerCursor)
+        .set({ blockNumber: target.after, updatedAt: new Date() })
+        .where(and(sql`${indexerCursor.name} = ${cursorName}`, gt(indexerCursor.blockNumber, target.after)));
+    }
 
-      const parties = groupBy(partyRows, (r) => r.txHash);
-      const tokensOf = groupBy(transferRows, (r) => r.txHash);
-      const removed = txRows.map((r) => ({
-        ...r,
-        parties: (parties.get(r.hash) ?? []).map((p) => p.address),
-        tokens: [...new Set((tokensOf.get(r.hash) ?? []).map((t) => t.tokenAddress))],
-      }));
-      if (options.outbox) {
-        await writeOutbox(
-          tx,
-          removed.map((r) => ({
-            kind: "removed",
-            txHash: r.hash,
-            blockNumber: r.blockNumber,
-            blockHash: r.blockHash,
-            detail: { protocol: r.protocol, parties: r.parties, tokens: r.tokens },
-          })),
-        );
-      }
-      return { removed, staleBalances: [...stale.values()] };
-    }),
-  );
+    const parties = groupBy(partyRows, (r) => r.txHash);
+    const tokensOf = groupBy(transferRows, (r) => r.txHash);
+    const removed = txRows.map((r) => ({
+      ...r,
+      parties: (parties.get(r.hash) ?? []).map((p) => p.address),
+      tokens: [...new Set((tokensOf.get(r.hash) ?? []).map((t) => t.tokenAddress))],
+    }));
+    if (options.outbox) {
+      await writeOutbox(
+        tx,
+        removed.map((r) => ({
+          kind: "removed",
+          txHash: r.hash,
+          blockNumber: r.blockNumber,
+          blockHash: r.blockHash,
+          detail: { protocol: r.protocol, parties: r.parties, tokens: r.tokens },
+        })),
+      );
+    }
+    return { removed, staleBalances: [...stale.values()] };
+  });
 }
