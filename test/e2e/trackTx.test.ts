@@ -114,6 +114,14 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
   }
 
   /** No receipt, transaction or block was fetched (the watcher's head reads may run meanwhile). */
+  /** GET /api/tx/:hash until it answers 200: what the watcher stored. */
+  const storedByWatcher = (hash: string, what = "the watcher to store it") =>
+    waitFor(
+      () => getTx(hash),
+      (r) => r.status === 200,
+      what,
+    );
+
   const expectNodeNotAsked = () => {
     const { eth_blockNumber: _head, ...others } = proxy.counts;
     expect(others).toEqual({});
@@ -311,11 +319,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
 
       const minedAt = Date.now();
       await txs.mine();
-      const stored = await waitFor(
-        () => getTx(hash),
-        (r) => r.status === 200,
-        "the watcher to store it",
-      );
+      const stored = await storedByWatcher(hash);
       expect(Date.now() - minedAt).toBeLessThan(5_000);
       expect(stored.body).toMatchObject({
         source: "track",
@@ -447,11 +451,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     expect(JSON.stringify(reply.body)).not.toContain("127.0.0.1");
     expect(await getTracked(db.database.db, hash)).toMatchObject({ status: "pending", lastCheckedAt: null });
     proxy.clearFaults();
-    const stored = await waitFor(
-      () => getTx(hash),
-      (r) => r.status === 200,
-      "the watcher to store it",
-    );
+    const stored = await storedByWatcher(hash);
     expect(stored.body).toMatchObject({ source: "track", protocol: "demovault" });
   });
 
@@ -481,11 +481,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
       await db.database.db.delete(blocks).where(eq(blocks.number, number));
     }
     // The orphan gone, the watcher stores it (and broadcasts it now, not during the next test).
-    const stored = await waitFor(
-      () => getTx(hash),
-      (r) => r.status === 200,
-      "the watcher to store it",
-    );
+    const stored = await storedByWatcher(hash);
     expect(stored.body).toMatchObject({ source: "track" });
   });
 
@@ -523,11 +519,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     );
     expect(watch).toMatchObject({ protocolHint: "demovault" });
     await sendRawTransaction(chain.anvil.url, raw);
-    const stored = await waitFor(
-      () => getTx(hash),
-      (r) => r.status === 200,
-      "the watcher to store it again",
-    );
+    const stored = await storedByWatcher(hash, "the watcher to store it again");
     expect(stored.body).toMatchObject({ source: "track", protocol: "demovault" });
     // The watcher marks the entry after the ingest commit, so the stored row can be read a moment earlier.
     await waitFor(
@@ -557,11 +549,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     );
     expect(watch).toMatchObject({ source: "webhook", protocolHint: null });
     await sendRawTransaction(chain.anvil.url, raw);
-    const stored = await waitFor(
-      () => getTx(hash),
-      (r) => r.status === 200,
-      "the watcher to store it again",
-    );
+    const stored = await storedByWatcher(hash, "the watcher to store it again");
     expect(stored.body).toMatchObject({ source: "webhook", protocol: "demovault" });
     await waitFor(
       () => getTracked(db.database.db, hash),
