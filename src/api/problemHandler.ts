@@ -1,7 +1,8 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { RetryableError } from "../internal/errors.ts";
+import { errorMessage, RetryableError } from "../internal/errors.ts";
+import { driverErrorOf, isTransientDatabaseError } from "../store/errors.ts";
 import { ApiError, ERROR_REGISTRY, type ErrorCode, problem } from "./errorRegistry.ts";
 import { createRouteIndex } from "./plugins/routeIndex.ts";
 
@@ -136,8 +137,8 @@ function classifyError(error: unknown, request: FastifyRequest): Classified {
   if (fe.validation) return classifyValidation(fe);
   const known = own(FASTIFY_CODES, fe.code);
   if (known) return { ...known, headers: {} };
-  if (error instanceof RetryableError) {
-    request.log.warn({ err: error.message }, "upstream unavailable");
+  if (error instanceof RetryableError || isTransientDatabaseError(error)) {
+    request.log.warn({ err: errorMessage(driverErrorOf(error)) }, "upstream unavailable");
     return {
       code: "UPSTREAM_UNAVAILABLE",
       detail: "a database or node provider is unavailable; try again shortly",

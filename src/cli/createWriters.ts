@@ -117,6 +117,7 @@ export function createWriters(
     // A standby reports no progress of its own: stale values would keep lag alerts firing (or silent).
     common.metrics.indexerHeadBlock.reset();
     common.metrics.indexerIndexedBlock.reset();
+    common.metrics.indexerDeferredIndexes.reset();
   };
 
   const view: Indexer = {

@@ -9,6 +9,7 @@ import { ReorgDetectedError } from "../ingest/errors.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
+import { buildDeferredIndexes, deferIndexes, listDeferredIndexes } from "../store/deferredIndexes.ts";
 import { getCursor } from "../store/indexerState.ts";
 import { ChainMismatchError } from "./errors.ts";
 import { indexRange } from "./indexRange.ts";
@@ -17,6 +18,11 @@ import { createProgress } from "./progress.ts";
 
 export const CURSOR_NAME = "poll";
 const MAX_REORGS_PER_CYCLE = 10;
+/**
+ * A first backfill at least this long (blocks from the start block to the head) runs with the secondary
+ * indexes deferred (store/deferredIndexes.ts) and builds them once caught up.
+ */
+export const DEFER_INDEXES_MIN_BLOCKS = 100;
 
 export type IndexerStatus = {
   chainHead: number | null;
@@ -60,6 +66,8 @@ export function createIndexer(
     ingest: Ingest;
     /** called once when the indexer stops for good (the CLI then exits non-zero) */
     onFatal?: (error: ChainMismatchError) => void;
+    /** DEFER_INDEXES_MIN_BLOCKS unless given (tests; `Infinity` never defers) */
+    deferIndexesMinBlocks?: number;
   },
 ): Indexer {
   const { chain, db, ingest } = deps;
@@ -83,8 +91,11 @@ export function createIndexer(
   common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
   let cycle: Promise<CycleResult> | undefined;
   let filterChecked = false;
+  /** whether indexes wait in `deferred_indexes` (undefined: not read yet) */
+  let indexesDeferred: boolean | undefined;
 
-  const readCursor = async () => {
+  /** The cursor's block (the block before the start block when none is stored yet), and whether one is. */
+  const readCursor = async (): Promise<{ block: number; neverIndexed: boolean }> => {
     const cursor = await getCursor(db, CURSOR_NAME);
     if (cursor && !filterChecked && cursor.filterHash !== filterHash) {
       logger.warn(
@@ -93,7 +104,7 @@ export function createIndexer(
       );
     }
     filterChecked = true;
-    return cursor?.blockNumber ?? config.indexer.startBlock - 1;
+    return { block: cursor?.blockNumber ?? config.indexer.startBlock - 1, neverIndexed: cursor === null };
   };
 
   /**
@@ -116,7 +127,8 @@ export function createIndexer(
     const progress = createProgress(logger);
     let stored = 0;
     let reorgs = 0;
-    let cursor = await readCursor();
+    const start = await readCursor();
+    let cursor = start.block;
     let target = cursor;
     try {
       const head = Number(await chain.client.getBlockNumber({ cacheTime: 0 }));
@@ -124,6 +136,24 @@ export function createIndexer(
       status.chainHead = head;
       common.metrics.indexerHeadBlock.set(head);
       cursor = await verifyCursor(cursor, head);
+      if (indexesDeferred === undefined) {
+        const deferred = (await listDeferredIndexes(db)).length;
+        common.metrics.indexerDeferredIndexes.set(deferred);
+        indexesDeferred = deferred > 0;
+      }
+      if (
+        start.neverIndexed &&
+        !indexesDeferred &&
+        target - cursor >= (deps.deferIndexesMinBlocks ?? DEFER_INDEXES_MIN_BLOCKS)
+      ) {
+        const names = await deferIndexes(db);
+        indexesDeferred = true;
+        common.metrics.indexerDeferredIndexes.set(names.length);
+        logger.info(
+          { indexes: names.length, blocks: target - cursor },
+          "first backfill: secondary indexes are built once it has caught up (the API answers from scans until then)",
+        );
+      }
       progress.begin(cursor, target);
       while (cursor < target) {
         if (stopping.signal.aborted) return result("stopped");
@@ -164,6 +194,16 @@ export function createIndexer(
           }
           throw error;
         }
+      }
+      if (indexesDeferred) {
+        const started = performance.now();
+        const names = await buildDeferredIndexes(db);
+        indexesDeferred = false;
+        common.metrics.indexerDeferredIndexes.set(0);
+        logger.info(
+          { indexes: names.length, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) },
+          "backfill caught up: deferred indexes built",
+        );
       }
       return result("caught-up");
     } catch (error) {

@@ -219,6 +219,8 @@ async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup):
     const orphaned = ahead.filter((b) => known.get(b.number) !== b.hash).map((b) => b.number);
     if (orphaned.length > 0) await ingest.rollback({ numbers: orphaned });
   }
+  // A webhook or track-tx commit can store an orphaned block between this check and the commit, which then
+  // refuses to replace its header (ReorgDetectedError): the range is run again, and the check drops the block.
   const inserted = await ingest.store(group.prepared);
   return inserted.length;
 }

@@ -78,6 +78,7 @@ export type Ingest = {
    * prepares the next group of blocks while the database stores the current one (indexer/indexRange.ts).
    */
   prepare(args: CommitArgs): Promise<PreparedCommit>;
+  /** Throws `ReorgDetectedError` when a block it brings is stored under another hash (nothing is stored). */
   store(prepared: PreparedCommit): Promise<IndexedTransaction[]>;
   /** Fetch, decode and store transactions known by hash (webhooks, track-tx). */
   ingestHashes(hashes: readonly Hash[], source: IngestSource, hint?: string): Promise<HashOutcome[]>;
@@ -165,6 +166,8 @@ export async function createIngest(
         readings = [...balances, ...(await readBalances(chain, stale, args.balanceBlock, common.logger))];
       }
     }
+    // A block stored under another hash: a reorg the indexer has yet to roll back, or this fetch is already
+    // stale. Callers (polling, webhooks, track-tx) retry a ReorgDetectedError.
     const { inserted } = await commitBatch(db, {
       source: args.source,
       transactions: decoded,
@@ -178,6 +181,10 @@ export async function createIngest(
       balances: readings,
       ...(args.cursor ? { cursor: args.cursor } : {}),
       outbox,
+    }).catch((error: unknown) => {
+      if (error instanceof BlockHashConflictError)
+        throw new ReorgDetectedError(error.blockNumber, error.message);
+      throw error;
     });
     if (inserted.length > 0) {
       common.metrics.ingestTransactions.inc({ source: args.source }, inserted.length);
@@ -208,12 +215,6 @@ export async function createIngest(
         headers: fetched.headers.filter((h) => relevant.some((tx) => tx.blockNumber === h.number)),
         balanceBlock: latest,
         ...(hint ? { hint } : {}),
-      }).catch((error: unknown) => {
-        // A block stored under another hash: a reorg the indexer has yet to roll back (or this fetch is
-        // already stale). Callers retry a ReorgDetectedError.
-        if (error instanceof BlockHashConflictError)
-          throw new ReorgDetectedError(error.blockNumber, error.message);
-        throw error;
       });
       const insertedHashes = new Set(inserted.map((t) => t.hash.toLowerCase()));
       for (const tx of fetched.transactions) {

@@ -52,6 +52,11 @@ export function createMetrics(options: MetricsOptions = {}) {
         if (head !== undefined && indexed !== undefined) this.set(Math.max(0, head - indexed));
       },
     }),
+    indexerDeferredIndexes: new Gauge({
+      name: "protoscan_indexer_deferred_indexes",
+      help: "Secondary indexes a first backfill runs without, not built yet (API lists scan meanwhile); 0 once built",
+      registers: [registry],
+    }),
     ingestTransactions: new Counter({
       name: "protoscan_ingest_transactions_total",
       help: "Transactions stored by source (poll, webhook, track)",

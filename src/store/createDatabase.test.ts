@@ -97,6 +97,7 @@ describe("createDatabase", () => {
       txHash: `0x${"ab".repeat(32)}`,
       logIndex: 0,
       blockNumber: 1,
+      transactionIndex: 0,
       address: "0x00000000000000000000000000000000000000bb",
       topics: [`0x${"11".repeat(32)}`, `0x${"22".repeat(32)}`],
       data: "0x",

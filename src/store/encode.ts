@@ -39,6 +39,7 @@ export function encodeLogs(tx: IndexedTransaction): (typeof logs.$inferInsert)[]
     txHash,
     logIndex: log.logIndex,
     blockNumber: tx.blockNumber,
+    transactionIndex: tx.transactionIndex,
     address: log.address.toLowerCase(),
     topics: log.topics.map((t) => t.toLowerCase()),
     data: log.data.toLowerCase(),

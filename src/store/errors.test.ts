@@ -1,6 +1,6 @@
 import { DrizzleQueryError } from "drizzle-orm/errors";
 import { describe, expect, test } from "vitest";
-import { driverErrorOf, isConnectionError, scrubDriverError } from "./errors.ts";
+import { driverErrorOf, isConnectionError, isTransientDatabaseError, scrubDriverError } from "./errors.ts";
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -24,6 +24,31 @@ describe("isConnectionError", () => {
     const wrapped = new DrizzleQueryError("select 1", [], withCode("connect ECONNRESET", "ECONNRESET"));
     expect(isConnectionError(wrapped)).toBe(true);
     expect(driverErrorOf(wrapped)).toBe(wrapped.cause);
+  });
+});
+
+describe("isTransientDatabaseError", () => {
+  test("default: unreachable, a conflict with concurrent transactions, a statement timeout", () => {
+    for (const [message, code] of [
+      ["connect ECONNREFUSED 127.0.0.1:5432", "ECONNREFUSED"],
+      ["deadlock detected", "40P01"],
+      ["could not serialize access due to concurrent update", "40001"],
+      ["canceling statement due to statement timeout", "57014"],
+    ] as const) {
+      expect(
+        isTransientDatabaseError(new DrizzleQueryError("select 1", [], withCode(message, code))),
+        code,
+      ).toBe(true);
+    }
+  });
+
+  test("behavior: an error of the statement itself is not transient", () => {
+    expect(isTransientDatabaseError(withCode('relation "x" does not exist', "42P01"))).toBe(false);
+    expect(
+      isTransientDatabaseError(withCode("duplicate key value violates unique constraint", "23505")),
+    ).toBe(false);
+    expect(isTransientDatabaseError(new Error("oops"))).toBe(false);
+    expect(isTransientDatabaseError(null)).toBe(false);
   });
 });
 

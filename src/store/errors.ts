@@ -15,10 +15,10 @@ export class MigrationError extends NonRetryableError {
 }
 
 /**
- * A commit that does not move the polling cursor (webhook, track-tx) brought a block header whose number is
- * stored under another hash: one of the two blocks was orphaned by a reorg. Overwriting the stored header
- * would hide the transactions stored under it from every later reorg check, so nothing is committed; the
- * indexer rolls back whichever block is orphaned, and the commit is retried.
+ * A commit brought a block header whose number is stored under another hash: one of the two blocks was
+ * orphaned by a reorg. Overwriting the stored header would hide the transactions stored under it from every
+ * later reorg check, so nothing is committed; the indexer rolls back whichever block is orphaned, and the
+ * commit is retried (polling: as a reorg of its range; webhooks and track-tx: `ReorgDetectedError`).
  */
 export class BlockHashConflictError extends RetryableError {
   override name = "BlockHashConflictError";
@@ -59,6 +59,33 @@ export function isConnectionError(error: unknown): boolean {
     );
   }
   return false;
+}
+
+/**
+ * Whether PostgreSQL aborted a transaction because of concurrent ones: to break a deadlock (SQLSTATE 40P01)
+ * or on a serialization failure (40001). Nothing of it was applied; running it again resolves it.
+ * @see https://www.postgresql.org/docs/current/mvcc-serialization-failure-handling.html
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === "40P01" || code === "40001";
+}
+
+/**
+ * Whether a statement failed for a passing reason rather than for what it asked: the database is not
+ * reachable, PostgreSQL aborted it for a conflict with concurrent transactions, or it ran past the statement
+ * timeout (SQLSTATE 57014). The API answers these 503 `UPSTREAM_UNAVAILABLE` ("try again shortly"), not 500.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  return isConnectionError(error) || isTransactionConflict(error) || codeOf(error) === "57014";
+}
+
+/** The `code` of the driver error behind `error` (a SQLSTATE, or a Node socket code), if it has one. */
+function codeOf(error: unknown): unknown {
+  const driverError = driverErrorOf(error);
+  return typeof driverError === "object" && driverError !== null
+    ? (driverError as { code?: unknown }).code
+    : undefined;
 }
 
 /**

@@ -2,10 +2,12 @@ import { eq } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
+import { DEMO, ROUTER, USDC } from "../decode/testRegistry.ts";
+import { ALICE, BOB, swapTransaction } from "../realtime/_test/fixtures.ts";
 import type { Db } from "./createDatabase.ts";
 import { BlockHashConflictError } from "./errors.ts";
 import { type CommitInput, commitBatch, INGEST_LOCK_KEY, removeBlocks } from "./ingestWrites.ts";
-import { blocks, indexerCursor } from "./schema.ts";
+import { blocks, indexerCursor, tokenBalances, tokenTransfers } from "./schema.ts";
 
 let testDb: TestDatabase;
 let db: Db;
@@ -68,10 +70,67 @@ describe("commitBatch: block headers", () => {
     expect(await storedHash(21)).toBe(hash("bb"));
   });
 
-  test("behavior: a polling commit (it rolled the orphaned block back first) replaces the header", async () => {
+  test("behavior: a polling commit is refused too, cursor and all: polling rolls the orphaned block back first", async () => {
+    await commitBatch(db, batch("poll", [header(29, hash("11"))], 29));
     await commitBatch(db, batch("track", [header(30, hash("aa"))]));
-    await commitBatch(db, batch("poll", [header(30, hash("bb"))], 30));
-    expect(await storedHash(30)).toBe(hash("bb"));
+    const error = await commitBatch(
+      db,
+      batch("poll", [header(30, hash("bb")), header(31, hash("cc"))], 31),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BlockHashConflictError);
+    expect(error).toMatchObject({ blockNumber: 30 });
+    expect(await storedHash(30)).toBe(hash("aa"));
+    expect(await storedHash(31)).toBeUndefined();
+    expect((await db.select().from(indexerCursor))[0]?.blockNumber).toBe(29);
+
+    await removeBlocks(db, { numbers: [30] }, new Set());
+    await commitBatch(db, batch("poll", [header(30, hash("bb")), header(31, hash("cc"))], 31));
+    expect([await storedHash(30), await storedHash(31)]).toEqual([hash("bb"), hash("cc")]);
+    expect((await db.select().from(indexerCursor))[0]?.blockNumber).toBe(31);
+  });
+});
+
+describe("commitBatch: balance deltas", () => {
+  test("behavior: only the transfer rows the commit inserted move balances", async () => {
+    await removeBlocks(db, { after: -1 }, new Set());
+    await db.delete(tokenBalances);
+    const tx = swapTransaction({
+      hash: hash("e1") as `0x${string}`,
+      blockNumber: 40,
+      blockHash: hash("b4") as `0x${string}`,
+    });
+    // A row of its first transfer (1 DEMO, Alice -> router) is there already, as if left behind.
+    const [demo] = tx.transfers;
+    await db.insert(tokenTransfers).values({
+      txHash: tx.hash.toLowerCase(),
+      logIndex: demo!.logIndex,
+      blockNumber: 40,
+      transactionIndex: 0,
+      blockTimestamp: tx.blockTimestamp,
+      tokenAddress: demo!.token.toLowerCase(),
+      fromAddress: demo!.from.toLowerCase(),
+      toAddress: demo!.to.toLowerCase(),
+      amount: demo!.amount,
+    });
+    const { inserted } = await commitBatch(db, {
+      source: "poll",
+      transactions: [tx],
+      blocks: [header(40, hash("b4"))],
+      deltaTokens: new Set([DEMO.toLowerCase(), USDC.toLowerCase()]),
+    });
+    expect(inserted.map((t) => t.hash)).toEqual([tx.hash]);
+    const balances = await db
+      .select()
+      .from(tokenBalances)
+      .orderBy(tokenBalances.tokenAddress, tokenBalances.holder);
+    // The USDC transfer (2 USDC, router -> Bob) was inserted and counts; the DEMO one was not, and does not.
+    expect(balances.map((b) => [b.tokenAddress, b.holder, b.balance])).toEqual(
+      [
+        [USDC.toLowerCase(), BOB, 2_000_000n],
+        [USDC.toLowerCase(), ROUTER.toLowerCase(), -2_000_000n],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]))),
+    );
+    expect(balances.some((b) => b.holder === ALICE)).toBe(false);
   });
 });
 

@@ -60,35 +60,14 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
   const sorted = [...input.transactions].sort(
     (a, b) => a.blockNumber - b.blockNumber || a.transactionIndex - b.transactionIndex,
   );
+  const doNothing = { onConflict: sql`on conflict do nothing` };
   return ingestTransaction(db, async (tx) => {
-    // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
-    // CPU than the database's own work on a backfill).
-    const rows = await insertRows(
-      tx,
-      transactions,
-      sorted.map((t) => encodeTransaction(t, input.source)),
-      {
-        onConflict: sql`on conflict do nothing`,
-        returning: sql`returning ${sql.identifier(transactions.hash.name)}`,
-      },
-    );
-    const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
-    const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
-
-    const doNothing = { onConflict: sql`on conflict do nothing` };
-    await insertRows(tx, logs, inserted.flatMap(encodeLogs), doNothing);
-    const transferRows = inserted.flatMap(encodeTransfers);
-    await insertRows(tx, tokenTransfers, transferRows, doNothing);
-    await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
+    // A stored header is never replaced, whoever commits: the transactions stored under the old hash would
+    // stay, and no reorg check would find them again. Polling rolls back the orphaned blocks it finds before
+    // it commits over them (indexer/indexRange.ts), but a webhook or track-tx commit can store one in between
+    // (and could once replace a header; the fault simulation, seed 10): the check runs here, under the lock.
     const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
-    if (input.cursor) {
-      // Polling rolls back orphaned blocks before it commits over them (indexer/indexRange.ts).
-      await insertRows(tx, blocks, headers, {
-        onConflict: sql`on conflict (${sql.identifier(blocks.number.name)}) do update set "hash" = excluded."hash", "parent_hash" = excluded."parent_hash", "timestamp" = excluded."timestamp"`,
-      });
-    } else if (headers.length > 0) {
-      // A webhook or track-tx commit never replaces a stored header: the transactions stored under the old
-      // hash would stay, and no reorg check would find them again (the fault simulation, seed 10).
+    if (headers.length > 0) {
       await insertRows(tx, blocks, headers, doNothing);
       const stored = await tx
         .select({ number: blocks.number, hash: blocks.hash })
@@ -99,12 +78,47 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
             headers.map((h) => h.number),
           ),
         );
+      const given = new Map(headers.map((h) => [h.number, h.hash]));
       for (const row of stored) {
-        const given = headers.find((h) => h.number === row.number)!;
-        if (given.hash !== row.hash) throw new BlockHashConflictError(row.number, row.hash, given.hash);
+        if (given.get(row.number) !== row.hash)
+          throw new BlockHashConflictError(row.number, row.hash, given.get(row.number) ?? "");
       }
     }
 
+    // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
+    // CPU than the database's own work on a backfill).
+    const rows = await insertRows(
+      tx,
+      transactions,
+      sorted.map((t) => encodeTransaction(t, input.source)),
+      {
+        ...doNothing,
+        returning: sql`returning ${sql.identifier(transactions.hash.name)}`,
+      },
+    );
+    const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
+    const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
+
+    await insertRows(tx, logs, inserted.flatMap(encodeLogs), doNothing);
+    // Balance deltas come from the transfer rows this statement inserted: a row skipped as already stored
+    // must never move a balance a second time (nor one of another transaction's, were keys ever to clash).
+    const encodedTransfers = inserted.flatMap(encodeTransfers);
+    const insertedTransfers = await insertRows(tx, tokenTransfers, encodedTransfers, {
+      ...doNothing,
+      returning: sql`returning ${sql.identifier(tokenTransfers.txHash.name)}, ${sql.identifier(tokenTransfers.logIndex.name)}`,
+    });
+    const transferRows =
+      insertedTransfers.length === encodedTransfers.length
+        ? encodedTransfers
+        : keep(
+            encodedTransfers,
+            new Set(
+              insertedTransfers.map(
+                (r) => `${r[tokenTransfers.txHash.name]}:${r[tokenTransfers.logIndex.name]}`,
+              ),
+            ),
+          );
+    await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
     const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
     for (const t of transferRows) {
       if (!input.deltaTokens.has(t.tokenAddress)) continue;
@@ -158,15 +172,33 @@ export const INGEST_LOCK_KEY = 0x696e676573742121n;
 /**
  * Run `write` as one database transaction of ingested data: holding INGEST_LOCK_KEY, and run again when
  * PostgreSQL aborts it for a conflict with a concurrent writer (polling, rollbacks, track-tx floods and the
- * inbox worker can deadlock on rows outside the lock, such as balances).
+ * inbox worker can deadlock on rows outside the lock, such as balances). With `unlimited`, the connection's
+ * statement timeout is lifted before the lock is waited for (a deferred index build may hold it for minutes).
  */
-function ingestTransaction<T>(db: Db, write: (tx: Tx) => Promise<T>): Promise<T> {
+export function ingestTransaction<T>(
+  db: Db,
+  write: (tx: Tx) => Promise<T>,
+  options: { unlimited?: boolean } = {},
+): Promise<T> {
   return retryConflicts(() =>
     db.transaction(async (tx) => {
+      if (options.unlimited) await tx.execute(sql`set local statement_timeout = 0`);
       await tx.execute(sql`select pg_advisory_xact_lock(${INGEST_LOCK_KEY.toString()}::bigint)`);
       return write(tx);
     }),
   );
+}
+
+/**
+ * The encoded transfers whose `txHash:logIndex` is in `keys` (the rows a statement inserted), each key once:
+ * of two rows with one key in one statement, ON CONFLICT DO NOTHING inserts the first.
+ */
+function keep<T extends { txHash: string; logIndex: number }>(
+  rows: readonly T[],
+  keys: ReadonlySet<string>,
+): T[] {
+  const left = new Set(keys);
+  return rows.filter((r) => left.delete(`${r.txHash}:${r.logIndex}`));
 }
 
 function addDelta(

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { afterEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
@@ -72,6 +73,67 @@ describe("migrate", () => {
         expect(actual).toContain(`${table.name}.${column.name}:${column.notNull ? "NO" : "YES"}`);
       }
     }
+  });
+
+  test("behavior: 0011 keeps the logs, transfers and address rows of a store written before it", async () => {
+    const database = await emptyDatabase();
+    const db = database.db;
+    // The schema up to 0010, recorded as Drizzle's migrator records it, with a block of two transactions.
+    const files = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER });
+    const upTo = journal.entries.findIndex((e) => e.tag.startsWith("0011_"));
+    for (const migration of files.slice(0, upTo)) {
+      for (const statement of migration.sql) await db.execute(sql.raw(statement));
+    }
+    await db.execute(sql`create schema drizzle`);
+    await db.execute(
+      sql`create table drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)`,
+    );
+    await db.execute(
+      sql`insert into drizzle.__drizzle_migrations (hash, created_at) values ('before', ${files[upTo - 1]!.folderMillis})`,
+    );
+    const A = `0x${"a".repeat(64)}`;
+    const B = `0x${"b".repeat(64)}`;
+    const U = `0x${"1".repeat(40)}`;
+    const V = `0x${"2".repeat(40)}`;
+    await db.execute(sql`
+      insert into transactions (hash, block_number, block_hash, transaction_index, block_timestamp, from_address,
+        to_address, value_wei, gas_used, gas_price, status, protocol, action_type, function_name, function_args, source)
+      values (${A}, 7, ${B}, 0, now(), ${U}, ${V}, 0, 1, 1, true, 'p', 'swap', 'f', '{}', 'poll'),
+             (${B}, 7, ${B}, 3, now(), ${V}, ${U}, 0, 1, 1, true, 'p', 'swap', 'f', '{}', 'poll')`);
+    // Log indexes as a chain that numbers them per transaction would give: both transactions have a log 0.
+    await db.execute(sql`
+      insert into logs (tx_hash, log_index, block_number, address, topics, data)
+      values (${A}, 0, 7, ${V}, '{}', '0x'), (${A}, 1, 7, ${V}, '{}', '0x'), (${B}, 0, 7, ${U}, '{}', '0x')`);
+    await db.execute(sql`
+      insert into token_transfers (tx_hash, log_index, block_number, transaction_index, block_timestamp,
+        token_address, from_address, to_address, amount)
+      values (${A}, 1, 7, 0, now(), ${V}, ${U}, ${V}, 5), (${B}, 0, 7, 3, now(), ${V}, ${V}, ${U}, 6)`);
+    await db.execute(sql`
+      insert into address_transactions (address, tx_hash, block_number, transaction_index, protocol)
+      values (${U}, ${A}, 7, 0, 'p'), (${V}, ${A}, 7, 0, 'p'), (${U}, ${B}, 7, 3, 'p'), (${V}, ${B}, 7, 3, 'p')`);
+
+    expect(await migrate(database)).toEqual({ applied: migrationCount - upTo });
+
+    const rows = async (query: ReturnType<typeof sql>) => (await db.execute(query)).rows;
+    expect(await rows(sql`select tx_hash, transaction_index, log_index from logs order by 1, 3`)).toEqual([
+      { tx_hash: A, transaction_index: 0, log_index: 0 },
+      { tx_hash: A, transaction_index: 0, log_index: 1 },
+      { tx_hash: B, transaction_index: 3, log_index: 0 },
+    ]);
+    expect(await rows(sql`select tx_hash, amount::text from token_transfers order by 1`)).toEqual([
+      { tx_hash: A, amount: "5" },
+      { tx_hash: B, amount: "6" },
+    ]);
+    expect(await rows(sql`select count(*)::int as n from address_transactions`)).toEqual([{ n: 4 }]);
+    const keys = await rows(
+      sql`select conname from pg_constraint where contype = 'p' and conrelid in
+          ('logs'::regclass, 'token_transfers'::regclass, 'address_transactions'::regclass) order by 1`,
+    );
+    expect(keys).toEqual([
+      { conname: "address_transactions_block_tx_address_pk" },
+      { conname: "logs_block_tx_log_pk" },
+      { conname: "token_transfers_block_tx_log_pk" },
+    ]);
   });
 
   test("behavior: running twice is a no-op", async () => {

@@ -1,4 +1,4 @@
-import { asc, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
 import type { Executor } from "./insertRows.ts";
 import { insertRows } from "./insertRows.ts";
@@ -109,7 +109,12 @@ export async function readEventDetails(
     db
       .select({ txHash: addressTransactions.txHash, address: addressTransactions.address })
       .from(addressTransactions)
-      .where(inArray(addressTransactions.txHash, unique)),
+      .where(
+        and(
+          inArray(addressTransactions.blockNumber, [...new Set(rows.map((r) => r.blockNumber))]),
+          inArray(addressTransactions.txHash, unique),
+        ),
+      ),
   ]);
   const parties = new Map<string, string[]>();
   for (const row of partyRows) {

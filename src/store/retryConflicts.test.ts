@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
 import type { Db } from "./createDatabase.ts";
-import { isTransactionConflict, retryConflicts } from "./retryConflicts.ts";
+import { isTransactionConflict } from "./errors.ts";
+import { retryConflicts } from "./retryConflicts.ts";
 
 let testDb: TestDatabase;
 let db: Db;

@@ -1,19 +1,7 @@
-import { driverErrorOf } from "./errors.ts";
+import { isTransactionConflict } from "./errors.ts";
 
 /** Attempts of one transaction before a conflict is given up on. */
 const ATTEMPTS = 5;
-
-/**
- * Whether PostgreSQL aborted a transaction because of concurrent ones: to break a deadlock (SQLSTATE 40P01)
- * or on a serialization failure (40001). Nothing of it was applied; running it again resolves it.
- * @see https://www.postgresql.org/docs/current/mvcc-serialization-failure-handling.html
- */
-export function isTransactionConflict(error: unknown): boolean {
-  const driverError = driverErrorOf(error);
-  if (typeof driverError !== "object" || driverError === null) return false;
-  const { code } = driverError as { code?: unknown };
-  return code === "40P01" || code === "40001";
-}
 
 /**
  * Run `transaction` (one whole database transaction, safe to run again) and run it again when PostgreSQL

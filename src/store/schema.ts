@@ -72,13 +72,20 @@ export const transactions = pgTable(
   ],
 );
 
-/** Every log of every stored transaction's receipt, decoded when an ABI matches. */
+/**
+ * Every log of every stored transaction's receipt, decoded when an ABI matches. Keyed by its place in the
+ * chain, `(block_number, transaction_index, log_index)`: the store holds one block per number, so this names
+ * one log (whether a chain numbers logs per block, as it should, or per transaction), the key grows with the
+ * chain, so a backfill appends to it instead of inserting a random hash into it, and a reorg rollback deletes
+ * by its prefix. A transaction's logs are the range of its block and index.
+ */
 export const logs = pgTable(
   "logs",
   {
     txHash: text("tx_hash").notNull(),
     logIndex: integer("log_index").notNull(),
     blockNumber: blockNumber("block_number").notNull(),
+    transactionIndex: integer("transaction_index").notNull(),
     address: text("address").notNull(),
     topics: text("topics").array().notNull(),
     data: text("data").notNull(),
@@ -86,10 +93,10 @@ export const logs = pgTable(
     eventName: text("event_name"),
     eventArgs: jsonb("event_args").$type<Record<string, unknown>>(),
   },
-  (t) => [primaryKey({ columns: [t.txHash, t.logIndex] }), index("logs_block_idx").on(t.blockNumber)],
+  (t) => [primaryKey({ name: "logs_block_tx_log_pk", columns: [t.blockNumber, t.txHash, t.logIndex] })],
 );
 
-/** ERC-20 Transfer logs of tracked tokens found in stored transactions. */
+/** ERC-20 Transfer logs of tracked tokens found in stored transactions, keyed by their place in the chain as `logs`. */
 export const tokenTransfers = pgTable(
   "token_transfers",
   {
@@ -104,7 +111,10 @@ export const tokenTransfers = pgTable(
     amount: uint256("amount").notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.txHash, t.logIndex] }),
+    primaryKey({
+      name: "token_transfers_block_tx_log_pk",
+      columns: [t.blockNumber, t.txHash, t.logIndex],
+    }),
     index("token_transfers_token_block_idx").on(t.tokenAddress, t.blockNumber.desc(), t.logIndex.desc()),
     // A token's events filtered by a party: one index scan per side, merged (UNION) newest first.
     index("token_transfers_token_from_block_idx").on(
@@ -119,13 +129,13 @@ export const tokenTransfers = pgTable(
       t.blockNumber.desc(),
       t.logIndex.desc(),
     ),
-    index("token_transfers_block_idx").on(t.blockNumber),
   ],
 );
 
 /**
  * Which addresses take part in which stored transaction (sender, recipient, token-transfer party):
- * maintained on insert so that address transaction lists page by index, never by scanning transfers.
+ * maintained on insert so that address transaction lists page by index, never by scanning transfers. Keyed
+ * by the transaction's place in the chain, `(block_number, transaction_index)`, and the address, like `logs`.
  */
 export const addressTransactions = pgTable(
   "address_transactions",
@@ -137,7 +147,10 @@ export const addressTransactions = pgTable(
     protocol: text("protocol").notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.address, t.txHash] }),
+    primaryKey({
+      name: "address_transactions_block_tx_address_pk",
+      columns: [t.blockNumber, t.txHash, t.address],
+    }),
     index("address_transactions_address_block_idx").on(
       t.address,
       t.blockNumber.desc(),
@@ -150,7 +163,6 @@ export const addressTransactions = pgTable(
       t.blockNumber.desc(),
       t.transactionIndex.desc(),
     ),
-    index("address_transactions_block_idx").on(t.blockNumber),
   ],
 );
 
@@ -202,6 +214,16 @@ export const indexerCursor = pgTable("indexer_cursor", {
   /** fingerprint of the scanned address set; a change means the new addresses need a backfill */
   filterHash: text("filter_hash").notNull(),
   updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+/**
+ * Secondary indexes of the ingest tables dropped for an initial backfill, with the statement that builds each
+ * again (store/deferredIndexes.ts): built in bulk once the indexer has caught up, or before migrations run.
+ * Empty otherwise.
+ */
+export const deferredIndexes = pgTable("deferred_indexes", {
+  name: text("name").primaryKey(),
+  definition: text("definition").notNull(),
 });
 
 /** Hashes of recent blocks (at least the unfinalized window) to detect reorgs, and blocks of stored txs. */

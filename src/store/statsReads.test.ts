@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { mulberry32 } from "../../test/helpers/faultsRandom.ts";
 import type { Address } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
 import type { Db } from "./createDatabase.ts";
@@ -179,6 +180,29 @@ describe("statsReads", () => {
     await commit(db, batch);
     expect(await maintained(db)).toEqual(await recount(db));
     expect((await getProtocolCounts(db, "swap")).uniqueUsers).toBe(700);
+  });
+
+  test("behavior: random commits and rollbacks over a few senders and parties keep every counter exact", async () => {
+    // Few senders and parties, so that keys are created, counted up, emptied by rollbacks and created again.
+    const random = mulberry32(7);
+    const pick = (n: number) => Math.floor(random() * n);
+    let block = 1;
+    for (let round = 0; round < 12; round++) {
+      const batch: IndexedTransaction[] = [];
+      for (let b = 0; b < 1 + pick(3); b++, block++) {
+        for (let i = 0; i < 1 + pick(4); i++) {
+          const transfers: [number, number][] = pick(2) === 0 ? [[pick(6), 200 + pick(6)]] : [];
+          batch.push(tx(block, i, pick(3) === 0 ? "vault" : "swap", pick(5), 100 + pick(3), transfers));
+        }
+      }
+      await commit(db, batch);
+      expect(await maintained(db), `round ${round}, after commit`).toEqual(await recount(db));
+      if (pick(3) === 0) {
+        await removeBlocks(db, { after: Math.max(0, block - 1 - pick(4)) }, new Set());
+        expect(await maintained(db), `round ${round}, after rollback`).toEqual(await recount(db));
+      }
+    }
+    expect((await recount(db)).global.transactions).toBeGreaterThan(10);
   });
 
   test("default: countTransactionsSince counts by block time", async () => {

@@ -10,13 +10,23 @@ export type LogRow = typeof logs.$inferSelect;
 export type TransferRow = typeof tokenTransfers.$inferSelect;
 export type TransactionDetails = { tx: TransactionRow; logs: LogRow[]; transfers: TransferRow[] };
 
-/** Stored transactions with their logs and transfers, in the order of `rows` (three indexed queries). */
+/**
+ * Stored transactions with their logs and transfers, in the order of `rows` (three indexed queries: logs and
+ * transfers are keyed by block, so they are read by the transactions' blocks, then their hashes).
+ */
 export async function withDetails(db: Db, rows: readonly TransactionRow[]): Promise<TransactionDetails[]> {
   if (rows.length === 0) return [];
   const hashes = rows.map((r) => r.hash);
+  const blockNumbers = [...new Set(rows.map((r) => r.blockNumber))];
   const [logRows, transferRows] = await Promise.all([
-    db.select().from(logs).where(inArray(logs.txHash, hashes)),
-    db.select().from(tokenTransfers).where(inArray(tokenTransfers.txHash, hashes)),
+    db
+      .select()
+      .from(logs)
+      .where(and(inArray(logs.blockNumber, blockNumbers), inArray(logs.txHash, hashes))),
+    db
+      .select()
+      .from(tokenTransfers)
+      .where(and(inArray(tokenTransfers.blockNumber, blockNumbers), inArray(tokenTransfers.txHash, hashes))),
   ]);
   const logsOf = groupBy(logRows, (l) => l.txHash);
   const transfersOf = groupBy(transferRows, (t) => t.txHash);

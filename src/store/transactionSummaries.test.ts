@@ -1,12 +1,14 @@
+import { sql } from "drizzle-orm";
 import { maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
-import { captureQueries } from "../../test/helpers/explain.ts";
+import { captureQueries, explainQuery } from "../../test/helpers/explain.ts";
 import { DEMO } from "../decode/testRegistry.ts";
 import { ALICE, BOB, swapTransaction, transferLog } from "../realtime/_test/fixtures.ts";
 import { getAddressTransactions } from "./addressReads.ts";
 import type { Db } from "./createDatabase.ts";
 import { commitBatch } from "./ingestWrites.ts";
+import { readEventDetails } from "./outbox.ts";
 import { getProtocolTransactions } from "./protocolReads.ts";
 import { getRecentTransactions, getTransaction } from "./transactionReads.ts";
 import { getTransactionSummary, type TransactionSummary } from "./transactionSummaries.ts";
@@ -122,5 +124,51 @@ describe("transactionSummaries", () => {
       Number(m[1]),
     );
     expect(loops, plan).toEqual([2, 2]);
+  });
+
+  test("behavior: a transaction's logs, transfers and parties are read through the block-keyed primary keys", async () => {
+    // 5,000 more transactions (blocks 1,001-6,000) with a log, a transfer and two parties
+    // each, so that the planner has a reason to choose: no read by hash may scan these tables.
+    await db.execute(sql`
+      insert into transactions (hash, block_number, block_hash, transaction_index, block_timestamp, from_address,
+        to_address, value_wei, gas_used, gas_price, status, protocol, action_type, function_name, function_args, source)
+      select '0xaa' || lpad(to_hex(i), 62, '0'), 1000 + i, '0xbb' || lpad(to_hex(i), 62, '0'), 0, now(), ${ALICE}, ${BOB},
+        0, 1, 1, true, 'demoswap', 'swap', 'f', '{}', 'poll'
+      from generate_series(1, 5000) i`);
+    await db.execute(sql`
+      insert into logs (tx_hash, log_index, block_number, transaction_index, address, topics, data, event_name,
+        event_args)
+      select hash, 0, block_number, 0, ${DEMO}, '{}', '0x', 'Transfer', '{}' from transactions where hash like '0xaa%'`);
+    await db.execute(sql`
+      insert into token_transfers (tx_hash, log_index, block_number, transaction_index, block_timestamp,
+        token_address, from_address, to_address, amount)
+      select hash, 0, block_number, 0, block_timestamp, ${DEMO}, ${ALICE}, ${BOB}, 1 from transactions
+      where hash like '0xaa%'`);
+    await db.execute(sql`
+      insert into address_transactions (address, tx_hash, block_number, transaction_index, protocol)
+      select p.address, t.hash, t.block_number, 0, t.protocol from transactions t
+      cross join (values (${ALICE}), (${BOB})) as p(address) where t.hash like '0xaa%'`);
+    await db.execute(sql`analyze`);
+    const txHash = `0xaa${(1234).toString(16).padStart(62, "0")}`;
+
+    const [byHash] = await captureQueries(tdb.database, () => getTransactionSummary(db, txHash));
+    const summaryPlan = await explainQuery(tdb.database, byHash!);
+    expect(summaryPlan).toMatch(/Index Scan using logs_block_tx_log_pk on logs/);
+    expect(summaryPlan).toMatch(/Index Scan using token_transfers_block_tx_log_pk on token_transfers/);
+    expect(summaryPlan).not.toMatch(/Seq Scan/);
+    const summary = await getTransactionSummary(db, txHash);
+    expect(summary?.logs).toEqual([{ logIndex: 0, address: DEMO, eventName: "Transfer", eventArgs: {} }]);
+    expect(summary?.transfers).toEqual([
+      { logIndex: 0, tokenAddress: DEMO, fromAddress: ALICE, toAddress: BOB, amount: 1n },
+    ]);
+
+    const detailQueries = await captureQueries(tdb.database, () => readEventDetails(db, [txHash]));
+    for (const query of detailQueries.slice(1)) {
+      expect(await explainQuery(tdb.database, query), query.text).not.toMatch(/Seq Scan/);
+    }
+    const details = (await readEventDetails(db, [txHash])).get(txHash);
+    expect(details?.logs.map((l) => [l.blockNumber, l.logIndex])).toEqual([[2234, 0]]);
+    expect(details?.transfers.map((t) => [t.blockNumber, t.logIndex])).toEqual([[2234, 0]]);
+    expect(details?.parties.sort()).toEqual([ALICE, BOB].sort());
   });
 });

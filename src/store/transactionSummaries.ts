@@ -10,9 +10,9 @@ import type { LogRow, TransactionRow, TransferRow } from "./transactionReads.ts"
  * Why not a page of rows and then their logs and transfers (`withDetails`, three statements): on PGlite every
  * statement is a round trip through the WebAssembly engine and the wire-protocol parser, on PostgreSQL a
  * network round trip; under load they were most of a transaction endpoint's time. Here the page's rows carry
- * two correlated subqueries (each one probe of the `(tx_hash, log_index)` primary key) whose rows come back
- * aggregated as JSON arrays, parsed natively, and only the columns the API shows: logs without topics and
- * data, and only the decoded ones.
+ * two correlated subqueries (each one range of a `(block_number, transaction_index, log_index)` primary key)
+ * whose rows come back aggregated as JSON arrays, parsed natively, and only the columns the API shows: logs
+ * without topics and data, and only the decoded ones.
  *
  * A list with an offset must cut its page first (a subquery over its index, `limit`/`offset` inside) and join
  * `transactions` to it: subqueries in the select list of a scan under `LIMIT … OFFSET n` run for the n
@@ -37,20 +37,29 @@ type TransferTuple = [number, string, string, string, string];
  * arrays of positional tuples (amounts as text: a JSON number would lose uint256 precision).
  */
 export function summaryFields() {
-  const l = logs;
-  const x = tokenTransfers;
+  // Spelled out with their tables: Drizzle leaves columns unqualified in a one-table select, and inside the
+  // subqueries an unqualified "block_number" would name the subquery's own column.
+  const l = (column: keyof typeof logs.$inferSelect) => qualified("logs", logs[column].name);
+  const x = (column: keyof typeof tokenTransfers.$inferSelect) =>
+    qualified("token_transfers", tokenTransfers[column].name);
+  const t = (column: keyof typeof transactions.$inferSelect) =>
+    qualified("transactions", transactions[column].name);
   return {
     tx: transactions,
     events: sql<
       EventTuple[]
-    >`(select coalesce(json_agg(json_build_array(${l.logIndex}, ${l.address}, ${l.eventName}, ${l.eventArgs})), '[]'::json)
-      from ${l} where ${l.txHash} = ${transactions.hash} and ${l.eventName} is not null)`,
+    >`(select coalesce(json_agg(json_build_array(${l("logIndex")}, ${l("address")}, ${l("eventName")}, ${l("eventArgs")})), '[]'::json)
+      from ${logs} where ${l("blockNumber")} = ${t("blockNumber")} and ${l("transactionIndex")} = ${t("transactionIndex")}
+        and ${l("txHash")} = ${t("hash")} and ${l("eventName")} is not null)`,
     transfers: sql<
       TransferTuple[]
-    >`(select coalesce(json_agg(json_build_array(${x.logIndex}, ${x.tokenAddress}, ${x.fromAddress}, ${x.toAddress}, ${x.amount}::text)), '[]'::json)
-      from ${x} where ${x.txHash} = ${transactions.hash})`,
+    >`(select coalesce(json_agg(json_build_array(${x("logIndex")}, ${x("tokenAddress")}, ${x("fromAddress")}, ${x("toAddress")}, ${x("amount")}::text)), '[]'::json)
+      from ${tokenTransfers} where ${x("blockNumber")} = ${t("blockNumber")}
+        and ${x("transactionIndex")} = ${t("transactionIndex")} and ${x("txHash")} = ${t("hash")})`,
   };
 }
+
+const qualified = (table: string, column: string) => sql`${sql.identifier(table)}.${sql.identifier(column)}`;
 
 /** A row of a `summaryFields()` select -> the summary. */
 export function toSummary(row: {

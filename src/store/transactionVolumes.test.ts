@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
 import { captureQueries, explainQuery } from "../../test/helpers/explain.ts";
 import type { Db } from "./createDatabase.ts";
 import {
@@ -318,7 +318,61 @@ describe("transactionVolumes", () => {
     const queries = await captureQueries(tdb.database, () => value(db));
     const plan = await explainQuery(tdb.database, queries.at(-1)!);
     expect(plan).toMatch(/transaction_volumes_pending_idx/);
-    expect(plan).toMatch(/Index Scan using token_transfers_tx_hash_log_index_pk on token_transfers/);
+    expect(plan).toMatch(/Index Scan using token_transfers_block_tx_log_pk on token_transfers/);
     expect(plan).not.toMatch(/Seq Scan on (transaction_volumes|token_transfers)/);
   });
 });
+
+describe.skipIf(testDatabaseUrl() === undefined)(
+  "transactionVolumes beside an ingest commit (PostgreSQL)",
+  () => {
+    let tdb: TestDatabase;
+    let db: Db;
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      db = tdb.database.db;
+    });
+    afterAll(() => tdb?.cleanup());
+
+    /** Sessions of this database waiting for a lock held by another. */
+    async function lockWaiters(): Promise<number> {
+      const result = await db.execute<{ n: number }>(sql`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`);
+      return result.rows[0]?.n ?? 0;
+    }
+
+    test("behavior: valuation that deadlocks with a commit is run again and values every row once", async () => {
+      // The hour sums of both protocols exist; valuing takes (swap, hour) and then (vault, hour).
+      const at = new Date(Date.now() - HOUR);
+      await insertTx(db, "swap", at, [[USDC, U1, PAIR, e(10, 6)]]);
+      await insertTx(db, "vault", at, [[USDC, U1, VAULT, e(20, 6)]]);
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => {
+        holding = resolve;
+      });
+      // A commit inserting its transactions in two statements: vault's hour row first, swap's afterwards.
+      const commit = db
+        .transaction(async (tx) => {
+          await insertTx(tx as unknown as Db, "vault", at);
+          holding();
+          while ((await lockWaiters()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+          await insertTx(tx as unknown as Db, "swap", at);
+        })
+        .then(
+          () => "committed",
+          (error: unknown) => `aborted: ${String(error)}`,
+        );
+      await held;
+      const valued = await value(db);
+      const outcome = await commit;
+      // PostgreSQL aborts one of the two; the valuation survives either way, and no row is valued twice.
+      const pending = await pendingRows(db);
+      expect(valued + pending.length).toBe(outcome === "committed" ? 4 : 2);
+      expect((await getWindowFigures(db, SINCE)).get("swap")?.volumeUsd).toBe(10);
+      expect((await getWindowFigures(db, SINCE)).get("vault")?.volumeUsd).toBe(20);
+      const { recounted, kept } = await recount(db);
+      expect(kept).toEqual(recounted);
+    });
+  },
+);

@@ -1,6 +1,7 @@
 import { lt, sql } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
-import { protocolVolumeHours, tokenTransfers, transactionVolumes } from "./schema.ts";
+import { retryConflicts } from "./retryConflicts.ts";
+import { protocolVolumeHours, tokenTransfers, transactions, transactionVolumes } from "./schema.ts";
 
 /**
  * The volume side of the USD statistics (SPEC §7 `dailyVolume`, `last24h`; docs/prices.md): the
@@ -30,20 +31,28 @@ export type ValueQuery = {
  * without a price counts 0 (a transfer of it into the protocol still makes a flow).
  *
  * Pending rows come from `transaction_volumes_pending_idx`; each one's transfers from `token_transfers`' primary
- * key (tx_hash prefix) inside a LATERAL aggregate. A row valued meanwhile by another process is left as it is,
- * so a volume is never counted twice. Returns how many rows this call valued.
+ * key (the transaction's block, from `transactions`, then its hash) inside a LATERAL aggregate. A row valued
+ * meanwhile by another process is left as it is, so a volume is never counted twice. Returns how many rows
+ * this call valued.
+ *
+ * Like every writer of `transaction_volumes` here, it runs again when PostgreSQL breaks a deadlock with an
+ * ingest commit by aborting it: its trigger upserts the hour sums in key order, but a commit upserts them
+ * once per inserted batch of transactions, so the two can each hold an hour row the other waits for.
  */
 export async function valuePendingVolumes(db: Db, query: ValueQuery): Promise<number> {
   const v = transactionVolumes;
   const tt = tokenTransfers;
-  const result = await db.execute<{ n: string }>(sql`
+  const result = await retryConflicts(() =>
+    db.execute<{ n: string }>(sql`
     with pa as (
       select distinct x.protocol, x.address
       from json_to_recordset(${JSON.stringify(query.protocolAddresses)}::json) as x(protocol text, address text)
     ), pr as (
       select x.token, x.usd from json_to_recordset(${JSON.stringify(query.usdPerUnit)}::json) as x(token text, usd float8)
     ), pending as (
-      select ${v.txHash} as tx_hash, ${v.protocol} as protocol from ${v}
+      select ${v.txHash} as tx_hash, ${v.protocol} as protocol,
+        (select ${transactions.blockNumber} from ${transactions} where ${transactions.hash} = ${v.txHash}) as block_number
+      from ${v}
       where ${v.volumeUsd} is null and ${v.blockTimestamp} >= ${query.since.toISOString()}::timestamptz
       order by ${v.blockTimestamp} desc nulls last
       limit ${query.limit}
@@ -62,7 +71,7 @@ export async function valuePendingVolumes(db: Db, query: ValueQuery): Promise<nu
             exists (select 1 from pa where pa.protocol = p.protocol and pa.address = ${tt.fromAddress}) as outbound
           from ${tt}
           left join pr on pr.token = ${tt.tokenAddress}
-          where ${tt.txHash} = p.tx_hash
+          where ${tt.blockNumber} = p.block_number and ${tt.txHash} = p.tx_hash
         ) flow
       ) f
       order by p.tx_hash
@@ -72,7 +81,8 @@ export async function valuePendingVolumes(db: Db, query: ValueQuery): Promise<nu
       from valued where ${v.txHash} = valued.tx_hash and ${v.volumeUsd} is null
       returning 1
     )
-    select count(*) as n from updated`);
+    select count(*) as n from updated`),
+  );
   return Number(result.rows[0]?.n ?? 0);
 }
 
@@ -82,22 +92,28 @@ export async function valuePendingVolumes(db: Db, query: ValueQuery): Promise<nu
  */
 export async function resetVolumesOfOtherConfigs(db: Db, configHash: string, since: Date): Promise<number> {
   const v = transactionVolumes;
-  const result = await db.execute<{ n: string }>(sql`
+  const result = await retryConflicts(() =>
+    db.execute<{ n: string }>(sql`
     with reset as (
       update ${v} set volume_usd = null, config_hash = null, valued_at = null
       where ${v.blockTimestamp} >= ${since.toISOString()}::timestamptz and ${v.volumeUsd} is not null
         and ${v.configHash} is distinct from ${configHash}
       returning 1
-    ) select count(*) as n from reset`);
+    ) select count(*) as n from reset`),
+  );
   return Number(result.rows[0]?.n ?? 0);
 }
 
 /** Delete the rows (and hour sums) of transactions older than `before`: out of every future window. */
 export async function pruneVolumes(db: Db, before: Date): Promise<void> {
-  await db.delete(transactionVolumes).where(lt(transactionVolumes.blockTimestamp, before));
-  await db
-    .delete(protocolVolumeHours)
-    .where(lt(protocolVolumeHours.hour, new Date(Math.floor(before.getTime() / HOUR_MS) * HOUR_MS)));
+  await retryConflicts(() =>
+    db.delete(transactionVolumes).where(lt(transactionVolumes.blockTimestamp, before)),
+  );
+  await retryConflicts(() =>
+    db
+      .delete(protocolVolumeHours)
+      .where(lt(protocolVolumeHours.hour, new Date(Math.floor(before.getTime() / HOUR_MS) * HOUR_MS))),
+  );
 }
 
 export type WindowFigures = { transactions: number; volumeUsd: number };

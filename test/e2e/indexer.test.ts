@@ -7,6 +7,11 @@ import { type Activity, generateTransactions, startActivity } from "../../src/de
 import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
 import { demoConfigFile } from "../../src/demo/demoConfig.ts";
 import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
+import {
+  DEFERRABLE_INDEXES,
+  listDeferredIndexes,
+  presentDeferrableIndexes,
+} from "../../src/store/deferredIndexes.ts";
 import { tokenBalances, transactions } from "../../src/store/schema.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { createTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
@@ -52,7 +57,8 @@ describe("polling indexer on anvil", () => {
     await generateTransactions({ rpcUrl: anvil.url, deployment, count: 250, perBlock: 9 });
     await mixedActivity(anvil.url, deployment, 60);
     db = await createTestDatabase();
-    pipeline = await createTestPipeline({ config, database: db.database });
+    // Every first backfill defers the secondary indexes, however short (the default waits for 100 blocks).
+    pipeline = await createTestPipeline({ config, database: db.database, deferIndexesMinBlocks: 1 });
   });
 
   afterAll(async () => {
@@ -61,8 +67,35 @@ describe("polling indexer on anvil", () => {
     await anvil?.stop();
   });
 
+  /** The deferred indexes each commit of `run` saw, in order (read before the commit). */
+  async function deferredAtCommits(
+    run: () => Promise<number>,
+  ): Promise<{ indexed: number; seen: string[][] }> {
+    const seen: string[][] = [];
+    const store = pipeline.ingest.store;
+    pipeline.ingest.store = async (prepared) => {
+      const deferred = await listDeferredIndexes(db.database.db);
+      // The gauge says the same as the table at every commit.
+      const gauge = (await pipeline.common.metrics.indexerDeferredIndexes.get()).values[0]?.value;
+      expect({ deferred, gauge }).toEqual({ deferred, gauge: deferred.length });
+      seen.push(deferred);
+      return store(prepared);
+    };
+    try {
+      return { indexed: await run(), seen };
+    } finally {
+      pipeline.ingest.store = store;
+    }
+  }
+
   test("default: the store equals the chain after a backfill", async () => {
-    const indexed = await pipeline.catchUp();
+    const { indexed, seen } = await deferredAtCommits(() => pipeline.catchUp());
+    // The first backfill committed without its secondary indexes and built them once caught up.
+    expect(seen.length).toBeGreaterThan(1);
+    for (const deferred of seen) expect(deferred).toEqual(DEFERRABLE_INDEXES);
+    expect(await listDeferredIndexes(db.database.db)).toEqual([]);
+    expect((await pipeline.common.metrics.indexerDeferredIndexes.get()).values[0]?.value).toBe(0);
+    expect((await presentDeferrableIndexes(db.database.db)).map((i) => i.name)).toEqual(DEFERRABLE_INDEXES);
     const problems = await verifyStoreAgainstChain({
       rpcUrl: anvil.url,
       db: db.database.db,
@@ -165,8 +198,12 @@ describe("polling indexer on anvil", () => {
   test("behavior: new blocks are picked up by the next cycle", async () => {
     await generateTransactions({ rpcUrl: anvil.url, deployment, count: 30, perBlock: 4 });
     const before = pipeline.events.length;
-    const indexed = await pipeline.catchUp();
+    const { indexed, seen } = await deferredAtCommits(() => pipeline.catchUp());
     expect(pipeline.events.length - before).toBe(30);
+    // Only a first backfill defers indexes.
+    expect(seen.length).toBeGreaterThan(0);
+    for (const deferred of seen) expect(deferred).toEqual([]);
+    expect((await presentDeferrableIndexes(db.database.db)).map((i) => i.name)).toEqual(DEFERRABLE_INDEXES);
     const problems = await verifyStoreAgainstChain({
       rpcUrl: anvil.url,
       db: db.database.db,

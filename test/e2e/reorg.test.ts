@@ -6,6 +6,7 @@ import type { Address } from "../../src/config/schema.ts";
 import type { DemoDeployment, DemoTokenSymbol } from "../../src/demo/deploy.ts";
 import { CURSOR_NAME } from "../../src/indexer/createIndexer.ts";
 import type { IngestEvent } from "../../src/ingest/broadcaster.ts";
+import { fetchTransactionsByHash } from "../../src/ingest/fetchTransactionsByHash.ts";
 import type { Db } from "../../src/store/createDatabase.ts";
 import { getCursor } from "../../src/store/indexerState.ts";
 import { tokenBalances, transactions } from "../../src/store/schema.ts";
@@ -282,6 +283,48 @@ describe("reorgs while indexing (anvil_reorg)", () => {
     const afterRollback = pipeline.events.length;
     await catchUpAndVerify();
     expect(pipeline.events.length).toBe(afterRollback);
+  });
+
+  test("behavior: a webhook commit of an orphaned block between polling's check and its commit does not linger", async () => {
+    await pipeline.catchUp();
+    const [u1, u2, u3, u4] = users as [Address, Address, Address, Address];
+    const block = await mineBlock(url, [tokenTransfer(d, "DEMO", u1, u2, parseUnits("7", 18))]);
+    // A webhook fetched the block before the reorg and commits it late: after polling looked for orphaned
+    // blocks ahead of its cursor, before polling commits the replacement block of the same number.
+    const fetched = await fetchTransactionsByHash(pipeline.chain, block.transactions);
+    const late = await pipeline.ingest.prepare({
+      source: "webhook",
+      transactions: fetched.transactions,
+      headers: fetched.headers,
+      balanceBlock: block.number,
+    });
+    const reorg = await reorgChain(url, 1, [
+      { tx: { request: tokenTransfer(d, "DEMO", u3, u4, parseUnits("9", 18)) }, blockOffset: 0 },
+    ]);
+    const store = pipeline.ingest.store;
+    let delivered = false;
+    pipeline.ingest.store = async (prepared) => {
+      if (!delivered) {
+        delivered = true;
+        await store(late);
+      }
+      return store(prepared);
+    };
+    try {
+      const eventsFrom = pipeline.events.length;
+      await catchUpAndVerify();
+      expect(delivered).toBe(true);
+      const events = eventRefs(pipeline.events.slice(eventsFrom));
+      expect(events.removed).toEqual(refsOf([block]));
+      expect(events.added).toEqual(refsOf([block, ...reorg.replacement]));
+      const rows = await db.database.db
+        .select({ hash: transactions.hash, blockHash: transactions.blockHash })
+        .from(transactions)
+        .where(eq(transactions.blockNumber, block.number));
+      expect(rows).toEqual(refsOf(reorg.replacement).map((t) => ({ hash: t.hash, blockHash: t.blockHash })));
+    } finally {
+      pipeline.ingest.store = store;
+    }
   });
 
   test("behavior: a webhook transaction reorged into a later block is found again by hash", async () => {

@@ -11,6 +11,11 @@ import { generateTransactions } from "../../src/demo/activity.ts";
 import { writeDemoConfig } from "../../src/demo/demoConfig.ts";
 import { createSilentLogger } from "../../src/internal/logger.ts";
 import { createDatabase, type Db } from "../../src/store/createDatabase.ts";
+import {
+  DEFERRABLE_INDEXES,
+  listDeferredIndexes,
+  presentDeferrableIndexes,
+} from "../../src/store/deferredIndexes.ts";
 import { indexerCursor, logs, tokenTransfers, transactions } from "../../src/store/schema.ts";
 import { getGlobalCounts } from "../../src/store/statsReads.ts";
 import { createTestDatabase, testDatabaseUrl } from "../helpers/db.ts";
@@ -53,6 +58,8 @@ type StoreState = Counts & {
   counters: { transactions: number; tokenTransfers: number } | null;
   /** verifyStoreAgainstChain up to the cursor */
   problems: string[];
+  /** the secondary indexes waiting to be built (store/deferredIndexes.ts), and those that exist */
+  indexes: { deferred: string[]; present: string[] };
 };
 
 type TestStore = {
@@ -156,6 +163,10 @@ describe("restart after SIGKILL and SIGTERM", () => {
       transfers: await count(tokenTransfers),
       counters: { transactions: counters.transactions, tokenTransfers: counters.tokenTransfers },
       problems: cursor === null ? [] : await verify(db, cursor),
+      indexes: {
+        deferred: await listDeferredIndexes(db),
+        present: (await presentDeferrableIndexes(db)).map((i) => i.name),
+      },
     };
   }
 
@@ -256,6 +267,9 @@ describe("restart after SIGKILL and SIGTERM", () => {
       expect(cursor, `${context}: the backfill was over before the kill`).toBeLessThan(head);
       // A range is committed whole with the cursor: nothing stored beyond it, counters in step with rows.
       expect(state.maxBlock ?? -1, context).toBeLessThanOrEqual(cursor);
+      // The first backfill runs without its secondary indexes, from the first commit on and across restarts.
+      if (state.cursor !== null)
+        expect(state.indexes, context).toEqual({ deferred: DEFERRABLE_INDEXES, present: [] });
       if (state.counters) {
         expect(state.counters, context).toEqual({
           transactions: state.transactions,
@@ -277,6 +291,7 @@ describe("restart after SIGKILL and SIGTERM", () => {
     const final = await store.inspect();
     expect(final.problems).toEqual([]);
     expect(final.cursor).toBe(head);
+    expect(final.indexes).toEqual({ deferred: [], present: DEFERRABLE_INDEXES });
     expect({ transactions: final.transactions, logs: final.logs, transfers: final.transfers }).toEqual(
       expected,
     );
@@ -303,7 +318,9 @@ describe("restart after SIGKILL and SIGTERM", () => {
     expect(await first.waitForExit(10_000)).toEqual({ code: 0, signal: null });
     expect(Date.now() - sentAt).toBeLessThan(10_000);
     // A requested stop is not a failure: nothing at level error or above.
-    expect(first.lines.filter((line) => (line.level ?? 0) >= 50)).toEqual([]);
+    expect(first.lines.filter((line) => (line.level ?? 0) >= 50).map((line) => JSON.stringify(line))).toEqual(
+      [],
+    );
 
     const stopped = await store.inspect();
     expect(stopped.problems).toEqual([]);
@@ -327,6 +344,7 @@ describe("restart after SIGKILL and SIGTERM", () => {
     const final = await store.inspect();
     expect(final.problems).toEqual([]);
     expect(final.cursor).toBe(head);
+    expect(final.indexes).toEqual({ deferred: [], present: DEFERRABLE_INDEXES });
     expect({ transactions: final.transactions, logs: final.logs, transfers: final.transfers }).toEqual(
       expected,
     );
@@ -383,6 +401,7 @@ function emptyState(): StoreState {
     transfers: 0,
     counters: null,
     problems: [],
+    indexes: { deferred: [], present: [] },
   };
 }
 

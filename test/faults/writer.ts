@@ -23,6 +23,8 @@ export type Writer = {
   outputs(): string;
   /** Every JSON log line of every process started, oldest first, one per line with its pid. */
   logText(): string;
+  /** The requests some process answered 500 (its `unhandled error` lines), oldest first, one per line. */
+  internalErrors(): string[];
   /** Close everything (SIGKILL). Idempotent. */
   close(): Promise<void>;
 };
@@ -113,6 +115,13 @@ export function createWriter(env: Record<string, string>): Writer {
       return history
         .flatMap((c) => c.lines.map((line) => JSON.stringify({ pid: c.pid, ...line })))
         .join("\n");
+    },
+    internalErrors() {
+      return history.flatMap((c) =>
+        c.lines
+          .filter((line) => line.msg === "unhandled error")
+          .map((line) => `pid ${c.pid}: ${JSON.stringify(line).slice(0, 1500)}`),
+      );
     },
     async close() {
       closed = true;

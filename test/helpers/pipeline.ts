@@ -26,6 +26,8 @@ export async function createTestPipeline(options: {
   config: Config;
   database: Database;
   logger?: Logger;
+  /** the indexer's `deferIndexesMinBlocks` (default: its own) */
+  deferIndexesMinBlocks?: number;
 }): Promise<TestPipeline> {
   const shutdown = createShutdown();
   const common: Common = {
@@ -39,7 +41,14 @@ export async function createTestPipeline(options: {
   const events: IngestEvent[] = [];
   broadcaster.subscribe((event) => events.push(event));
   const ingest = await createIngest(common, { chain, db: options.database.db, broadcaster });
-  const indexer = createIndexer(common, { chain, db: options.database.db, ingest });
+  const indexer = createIndexer(common, {
+    chain,
+    db: options.database.db,
+    ingest,
+    ...(options.deferIndexesMinBlocks === undefined
+      ? {}
+      : { deferIndexesMinBlocks: options.deferIndexesMinBlocks }),
+  });
   return {
     common,
     chain,
