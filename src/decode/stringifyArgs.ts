@@ -1,14 +1,16 @@
 import { getAddress, isAddress } from "viem";
+import { withoutNul } from "../internal/text.ts";
 
 /**
  * Turn decoded ABI values into the JSON the API serves (seed: "values are strings, amounts as decimal
  * strings, addresses as hex"): bigints and numbers become decimal strings, booleans "true"/"false",
- * arrays stay arrays, structs become objects keyed by component name.
+ * arrays stay arrays, structs become objects keyed by component name. Strings lose any U+0000, which the
+ * database cannot store (internal/text.ts).
  */
 export function stringifyValue(value: unknown): unknown {
   if (typeof value === "bigint" || typeof value === "number") return value.toString();
   if (typeof value === "boolean") return value ? "true" : "false";
-  if (typeof value === "string") return value;
+  if (typeof value === "string") return withoutNul(value);
   if (Array.isArray(value)) return value.map(stringifyValue);
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stringifyValue(v)]));

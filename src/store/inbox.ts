@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { withoutNul } from "../internal/text.ts";
 import type { Db } from "./createDatabase.ts";
 import { webhookInbox } from "./schema.ts";
 
@@ -92,7 +93,7 @@ export async function claimNextDelivery(db: Db, leaseMs: number): Promise<Claime
 export async function completeDelivery(db: Db, id: number, note: string | null = null): Promise<void> {
   await db
     .update(webhookInbox)
-    .set({ status: "done", processedAt: sql`now()`, lastError: note })
+    .set({ status: "done", processedAt: sql`now()`, lastError: note === null ? null : withoutNul(note) })
     .where(stillPending(id));
 }
 
@@ -100,7 +101,7 @@ export async function completeDelivery(db: Db, id: number, note: string | null =
 export async function retryDelivery(db: Db, id: number, delayMs: number, error: string): Promise<void> {
   await db
     .update(webhookInbox)
-    .set({ nextAttemptAt: inMs(delayMs), lastError: error })
+    .set({ nextAttemptAt: inMs(delayMs), lastError: withoutNul(error) })
     .where(stillPending(id));
 }
 
@@ -108,7 +109,7 @@ export async function retryDelivery(db: Db, id: number, delayMs: number, error: 
 export async function failDelivery(db: Db, id: number, error: string): Promise<void> {
   await db
     .update(webhookInbox)
-    .set({ status: "failed", processedAt: sql`now()`, lastError: error })
+    .set({ status: "failed", processedAt: sql`now()`, lastError: withoutNul(error) })
     .where(stillPending(id));
 }
 

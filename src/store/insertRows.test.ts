@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { namedArgs } from "../decode/stringifyArgs.ts";
 import { insertRows } from "./insertRows.ts";
 import { blocks, logs, transactions } from "./schema.ts";
 
@@ -111,6 +112,18 @@ describe("insertRows", () => {
     expect(await db.database.db.select().from(blocks).where(eq(blocks.number, 9))).toEqual([
       { ...row, hash: "0x02" },
     ]);
+  });
+
+  test("behavior: decoded args from a string holding U+0000 are stored; the raw character would be refused", async () => {
+    const memo = `0x${"a1".repeat(32)}`;
+    const raw = { memo: "gm\0\0" };
+    await expect(
+      insertRows(db.database.db, transactions, [transaction(memo, { functionArgs: raw })]),
+    ).rejects.toThrow();
+    const decoded = namedArgs([{ name: "memo", type: "string" }], [raw.memo]);
+    await insertRows(db.database.db, transactions, [transaction(memo, { functionArgs: decoded })]);
+    const [stored] = await db.database.db.select().from(transactions).where(eq(transactions.hash, memo));
+    expect(stored?.functionArgs).toEqual({ memo: "gm" });
   });
 
   test("behavior: no rows is no statement", async () => {

@@ -29,10 +29,13 @@ export const alchemy: WebhookProvider = {
   parse: (payload) => parseAlchemyPayload(payload),
 };
 
-/** The envelope's `id` (`whevt_…`); a payload without one is identified by the SHA-256 of its body. */
+/**
+ * The envelope's `id` (`whevt_…`); a payload without a usable one (missing, over 200 characters, or holding a
+ * U+0000 the database cannot store) is identified by the SHA-256 of its body.
+ */
 export function alchemyDeliveryId(payload: unknown, rawBody: string): string {
   const id = isJsonObject(payload) ? payload.id : undefined;
-  if (typeof id === "string" && id.length > 0 && id.length <= 200) return id;
+  if (typeof id === "string" && id.length > 0 && id.length <= 200 && !id.includes("\0")) return id;
   return `sha256:${createHash("sha256").update(rawBody, "utf8").digest("hex")}`;
 }
 

@@ -264,6 +264,29 @@ describe("GET /api/protocol/:id/stats, /api/protocol/:id/transactions, /api/over
     }
   });
 
+  test("error: U+0000 in a text parameter is 400 INVALID_PARAMETER naming it, not a database error", async () => {
+    // PostgreSQL cannot compare text holding U+0000: before the guard these answered 500 there.
+    const cases: [string, string][] = [
+      ["/api/protocol/demoswap/transactions?actionType=%00", "actionType"],
+      ["/api/protocol/demoswap/transactions?actionType=swap%00", "actionType"],
+      ["/api/transactions/recent?protocol=demo%00swap", "protocol"],
+      ["/api/transactions/recent?actionType=%00", "actionType"],
+      ["/api/search?q=DEMO%00", "q"],
+      ["/api/protocol/demo%00swap/stats", "protocolId"],
+    ];
+    for (const [url, param] of cases) {
+      const response = await get(url);
+      expect(response.statusCode, url).toBe(400);
+      expect(response.headers["content-type"]).toContain("application/problem+json");
+      expect(response.json(), url).toMatchObject({
+        code: "INVALID_PARAMETER",
+        detail: `${param}: must not contain the character U+0000 (%00)`,
+      });
+    }
+    // The hash parameters keep their own codes: their pattern refuses the value first.
+    expect((await get("/api/tx/%00")).json()).toMatchObject({ code: "INVALID_TX_HASH" });
+  });
+
   test("behavior: a cursor page stays stable while new transactions arrive", async () => {
     const first = (await get("/api/protocol/demoswap/transactions?limit=10")).json() as ProtocolPage;
     const before = ofProtocol("demoswap").map((t) => t.hash);
