@@ -1,5 +1,12 @@
 import { afterAll, expect, test } from "vitest";
-import { type FaultDatabase, formatReport, formatTotals, runSeed, type SeedReport } from "./simulation.ts";
+import {
+  type FaultDatabase,
+  formatReport,
+  formatTotals,
+  removePgliteTemplate,
+  runSeed,
+  type SeedReport,
+} from "./simulation.ts";
 
 /**
  * The seeds of `npm run test:faults` and their knobs (docs/development.md "Fault simulation"):
@@ -41,8 +48,9 @@ export function faultSeeds(database: FaultDatabase): void {
     return;
   }
   const reports: SeedReport[] = [];
-  afterAll(() => {
+  afterAll(async () => {
     if (reports.length > 0) console.log(formatTotals(reports));
+    await removePgliteTemplate();
   });
   for (const seed of mine) {
     test(`seed ${seed}: the store equals the chain and every acknowledged delivery is done`, async () => {

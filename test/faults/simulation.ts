@@ -516,6 +516,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
 }
 
 let pgliteTemplate: Promise<string> | undefined;
+let pgliteTemplateRoot: string | undefined;
 
 /**
  * A migrated PGlite data directory, made once per test file: each seed starts the writer on a copy of it
@@ -525,6 +526,8 @@ let pgliteTemplate: Promise<string> | undefined;
 function migratedPgliteDir(): Promise<string> {
   pgliteTemplate ??= (async () => {
     const dir = await mkdtemp(join(tmpdir(), "protoscan-faults-template-"));
+    pgliteTemplateRoot = dir;
+    // Vitest may end its worker without an 'exit' event: removePgliteTemplate (afterAll) is the main way.
     process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
     const database = await createDatabase({ dataDir: join(dir, "data"), logger: createSilentLogger() });
     try {
@@ -535,6 +538,16 @@ function migratedPgliteDir(): Promise<string> {
     return join(dir, "data");
   })();
   return pgliteTemplate;
+}
+
+/** Remove the template data directory of this test file, if one was made (40 MB per run otherwise). */
+export async function removePgliteTemplate(): Promise<void> {
+  const dir = pgliteTemplateRoot;
+  if (dir === undefined) return;
+  await pgliteTemplate?.catch(() => undefined);
+  pgliteTemplate = undefined;
+  pgliteTemplateRoot = undefined;
+  await rm(dir, { recursive: true, force: true });
 }
 
 /** Whether GET /api/tx/:hash answers 200. */
