@@ -136,6 +136,19 @@ test("error: schema problems after interpolation", async () => {
   ]);
 });
 
+test("error: an actions override the store or the API filter could not take", async () => {
+  const long = "a".repeat(65);
+  const path = write(
+    "actions.yaml",
+    `chain: { id: 1 }\nrpc: { urls: ["http://127.0.0.1:8545"] }\nprotocols:\n  - id: p\n    name: P\n    actions: { a: "", b: "swap\\0", c: "tab\\there", d: ${long}, e: "add liquidity", f: swap }\n`,
+  );
+  expect(await issuesOfAsync(loadConfig({ path, env }))).toEqual(
+    ["a", "b", "c", "d"].map(
+      (key) => `protocols[0].actions.${key}: must be 1 to 64 characters without control characters`,
+    ),
+  );
+});
+
 test("error: missing config file", async () => {
   expect(await issuesOfAsync(loadConfig({ path: join(dir, "nope.yaml"), env }))).toEqual([
     `cannot read config file ${join(dir, "nope.yaml")} (ENOENT)`,

@@ -32,6 +32,16 @@ const Identifier = Type.String({
   "x-error": "must be a lowercase identifier (a-z, 0-9, _ and -, at most 64 characters)",
 });
 
+/**
+ * An `actions` override: what `actionType` the API serves and filters on (`?actionType=`, at most 64
+ * characters there). No control characters: the value is stored as text, and PostgreSQL refuses U+0000.
+ */
+const ActionType = Type.String({
+  pattern: "^[^\\u0000-\\u001f\\u007f]{1,64}$",
+  description: "the actionType to store for calls of this function (1-64 characters, no control characters)",
+  "x-error": "must be 1 to 64 characters without control characters",
+});
+
 export const ContractSchema = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
@@ -57,7 +67,7 @@ export const ProtocolSchema = Type.Object(
           "addresses whose token holdings count as TVL (default: the protocol's exclusive contracts)",
       }),
     ),
-    actions: Type.Record(Type.String(), Type.String({ minLength: 1 }), {
+    actions: Type.Record(Type.String(), ActionType, {
       default: {},
       description: "functionName -> actionType overrides",
     }),
