@@ -32,6 +32,9 @@ describe("createDatabase", () => {
       expect(database.label).toBe("pglite:memory://");
       const result = await database.db.execute<{ answer: number }>(sql`select 40 + 2 as answer`);
       expect(result.rows).toEqual([{ answer: 42 }]);
+      // memory:// keeps PostgreSQL's buffer pool: its files live in the process (docs/performance.md, "Memory").
+      const pool = await database.db.execute<{ shared_buffers: string }>(sql`show shared_buffers`);
+      expect(pool.rows).toEqual([{ shared_buffers: "128MB" }]);
     } finally {
       await database.close();
     }
@@ -165,6 +168,8 @@ describe("createDatabase", () => {
       const first = await createDatabase({ dataDir: dir, logger });
       expect(first.label).toBe(`pglite:${dir}`);
       expect((await stat(dir)).isDirectory()).toBe(true);
+      const pool = await first.db.execute<{ shared_buffers: string }>(sql`show shared_buffers`);
+      expect(pool.rows).toEqual([{ shared_buffers: "16MB" }]);
       await migrate(first);
       await first.db.insert(blocks).values({
         number: 12,

@@ -69,8 +69,14 @@ export type CreateDatabaseOptions = {
 
 const MEMORY = "memory://";
 
-/** PostgreSQL settings PGlite starts with (see docs/performance.md, "Memory"). */
-const PGLITE_SETTINGS: readonly string[] = [];
+/**
+ * PostgreSQL settings PGlite starts with on a data directory on disk (docs/performance.md, "Memory"): a 16 MB
+ * buffer pool instead of 128 MB, which PGlite's WebAssembly memory holds from the start (-115 MB of RSS). Pages
+ * outside it come from the OS page cache: seeding 100,000 transactions and the API's cold reads measured the
+ * same as with 128 MB. Not for `memory://`, whose files live in the process: there the small pool made reads
+ * and writes slower.
+ */
+const DISK_PGLITE_SETTINGS: readonly string[] = ["shared_buffers=16MB"];
 
 /**
  * Open the database protoscan stores into (SPEC §1 `DATABASE_URL` / `DATA_DIR`) and check it answers.
@@ -96,7 +102,8 @@ async function openPglite(
   let dir = dataDir;
   let created: (() => Promise<void>) | undefined;
   let lock: DataDirLock | undefined;
-  if (!dir.startsWith(MEMORY)) {
+  const onDisk = !dir.startsWith(MEMORY);
+  if (onDisk) {
     dir = dir.startsWith("file://") ? fileURLToPath(dir) : path.resolve(dir);
     // One process per directory (PGlite cannot tell): locked before anything in it is read or written.
     await mkdir(dir, { recursive: true });
@@ -108,7 +115,11 @@ async function openPglite(
   }
   let client: PgliteClient;
   try {
-    client = await createPgliteThread({ dataDir: dir, settings: PGLITE_SETTINGS, snapshot });
+    client = await createPgliteThread({
+      dataDir: dir,
+      settings: onDisk ? DISK_PGLITE_SETTINGS : [],
+      snapshot,
+    });
     await created?.();
   } catch (error) {
     await lock?.release();

@@ -127,6 +127,18 @@ describe("settling", () => {
     expect(await claimNextDelivery(db, 60_000)).toMatchObject({ id, attempts: 2 });
   });
 
+  test("behavior: a reason holding U+0000 (a provider's error text) is stored without it", async () => {
+    const { id } = await insertDelivery(db, delivery("nul"));
+    await retryDelivery(db, id, 60_000, "bad\0 gateway");
+    expect((await db.select().from(webhookInbox).where(eq(webhookInbox.id, id)))[0]?.lastError).toBe(
+      "bad gateway",
+    );
+    await failDelivery(db, id, "gave up\0");
+    expect((await db.select().from(webhookInbox).where(eq(webhookInbox.id, id)))[0]?.lastError).toBe(
+      "gave up",
+    );
+  });
+
   test("failDelivery: kept with its body and reason; settled rows are not changed again", async () => {
     const { id } = await insertDelivery(db, delivery("a"));
     await failDelivery(db, id, "unknown provider");

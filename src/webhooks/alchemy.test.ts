@@ -88,6 +88,13 @@ describe("alchemyDeliveryId", () => {
     expect(alchemyDeliveryId({ event: {} }, '{"event":{}}')).toBe(id);
     expect(alchemyDeliveryId({ id: "" }, '{"event":{ }}')).not.toBe(id);
   });
+
+  test("behavior: an id the database could not store (U+0000, over 200 characters) gives way to the SHA-256", () => {
+    const body = '{"id":"whevt_a\\u0000b"}';
+    expect(alchemyDeliveryId(JSON.parse(body), body)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(alchemyDeliveryId({ id: "x".repeat(201) }, "{}")).toMatch(/^sha256:/);
+    expect(alchemyDeliveryId({ id: "x".repeat(200) }, "{}")).toBe("x".repeat(200));
+  });
 });
 
 describe("parseAlchemyPayload", () => {

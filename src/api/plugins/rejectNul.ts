@@ -3,9 +3,10 @@ import { ApiError } from "../errorRegistry.ts";
 
 /**
  * Refuse a path or query parameter holding U+0000 (`%00`) with 400 `INVALID_PARAMETER` naming it, after
- * schema validation (so a malformed hash is still `INVALID_TX_HASH`) and before any handler: PostgreSQL cannot compare text with it ("invalid byte sequence for encoding
- * UTF8: 0x00"), so such a value would otherwise reach the database as a query that fails, and no stored
- * value can contain it anyway (internal/text.ts).
+ * schema validation (so a malformed hash is still `INVALID_TX_HASH`) and before any handler. PostgreSQL
+ * cannot compare text with it ("invalid byte sequence for encoding UTF8: 0x00"), so such a value would
+ * otherwise reach the database as a query that fails; no stored value can contain it anyway
+ * (internal/text.ts).
  */
 export function rejectNulParameters(app: FastifyInstance): void {
   app.addHook("preHandler", async (request) => {
