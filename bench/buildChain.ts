@@ -29,7 +29,10 @@ export async function buildChain(options: {
   perBlock: number;
 }): Promise<{ anvil: Anvil; chain: BenchChain }> {
   const started = performance.now();
-  const anvil = await startAnvil();
+  // anvil keeps the state of only its latest blocks in memory and answers older ones from states it persists,
+  // up to this many: without it, a chain of more than about 5,000 blocks (--count 50000) fails protoscan's
+  // historical eth_getCode/eth_call ("block height is 5077 but requested was 0"), as a pruned node would.
+  const anvil = await startAnvil({ extraArgs: ["--max-persisted-states", "1000000"] });
   try {
     const deployment = await deployDemo({ rpcUrl: anvil.url });
     const generated = await generateTransactions({
