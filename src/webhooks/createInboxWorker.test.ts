@@ -51,8 +51,17 @@ beforeEach(async () => {
 const worker = (options: Partial<InboxWorkerOptions> = FAST): InboxWorker =>
   createInboxWorker(pipeline.common, { db, ingest: pipeline.ingest }, options);
 
+/**
+ * Wait until `hash` is mined: anvil can answer a send before its automined block is in (about one send in
+ * fifteen), and a delivery of a transaction not mined yet is retried instead of processed.
+ */
+async function mined(hash: Hash): Promise<Hash> {
+  await pipeline.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  return hash;
+}
+
 /** Disperse ether to one recipient: a transaction only webhooks and track-tx can see (Disperse is shared). */
-async function disperseEther(userIndex = 0, recipientIndex = 1): Promise<Hash> {
+async function sendDisperse(userIndex = 0, recipientIndex = 1): Promise<Hash> {
   const wallet = createWalletClient({ transport: http(chain.anvil.url) });
   const [user, other] = [chain.deployment.users[userIndex]!, chain.deployment.users[recipientIndex]!];
   return wallet.sendTransaction({
@@ -67,6 +76,10 @@ async function disperseEther(userIndex = 0, recipientIndex = 1): Promise<Hash> {
     }),
   });
 }
+
+/** `sendDisperse`, mined. */
+const disperseEther = async (userIndex = 0, recipientIndex = 1): Promise<Hash> =>
+  mined(await sendDisperse(userIndex, recipientIndex));
 
 /** Store an ADDRESS_ACTIVITY delivery naming `hashes`, as the route would after verifying it. */
 async function deliver(hashes: readonly Hash[], id?: string): Promise<number> {
@@ -121,7 +134,9 @@ describe("createInboxWorker", () => {
   test("behavior: an irrelevant transaction is ignored, the delivery still processed", async () => {
     const wallet = createWalletClient({ transport: http(chain.anvil.url) });
     const [user, other] = chain.deployment.users as [Address, Address];
-    const hash = await wallet.sendTransaction({ account: user, chain: null, to: other, value: 1n });
+    const hash = await mined(
+      await wallet.sendTransaction({ account: user, chain: null, to: other, value: 1n }),
+    );
     await deliver([hash]);
     await worker().drain();
     expect(await getTransaction(db, hash)).toBeNull();
@@ -143,7 +158,7 @@ describe("createInboxWorker", () => {
     await request("evm_setAutomine", [false]);
     let hash: Hash;
     try {
-      hash = await disperseEther();
+      hash = await sendDisperse();
       await deliver([hash]);
       const w = worker({ ...FAST, pendingRetryDelaysMs: [60_000] });
       expect(await w.drain()).toBe(1);

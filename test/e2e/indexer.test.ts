@@ -128,6 +128,9 @@ describe("polling indexer on anvil", () => {
         args: [[other], [parseEther("0.2")]],
       }),
     });
+    // Mined (and mined well) before the cycle reads the head: otherwise the empty result below proves nothing.
+    const receipt = await pipeline.chain.client.waitForTransactionReceipt({ hash });
+    expect(receipt.status).toBe("success");
     await pipeline.catchUp();
     const rows = await db.database.db
       .select()
@@ -169,6 +172,7 @@ describe("polling indexer on anvil", () => {
       functionName: "transfer",
       args: [to, parseEther("0.3")],
     });
+    expect((await pipeline.chain.client.waitForTransactionReceipt({ hash })).status).toBe("success");
     const indexed = await pipeline.catchUp();
     expect(
       await db.database.db.select().from(transactions).where(eq(transactions.hash, hash.toLowerCase())),

@@ -49,6 +49,8 @@ describe("GET /api/tx/:hash, /api/transactions/recent, /api/stats, /healthz, /re
         maxUint256,
       ],
     });
+    // anvil can answer eth_sendRawTransaction before its block is mined: the pipeline must see it mined.
+    await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({ hash: swapHash });
     db = await createTestDatabase();
     pipeline = await createTestPipeline({ config, database: db.database });
     await pipeline.catchUp();
