@@ -110,12 +110,11 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     // On PostgreSQL every commit also writes the fan-out outbox, from which every process's hub reads.
     const broadcaster = createLocalBroadcaster();
     const postgres = database.kind === "postgres" ? database : null;
-    const ingest = await createIngest(common, {
-      chain,
-      db: database.db,
-      broadcaster,
-      outbox: postgres !== null,
-    });
+    // It reads each new exclusive token's code at startBlock - 1 (ingest/tokenModes.ts): a node that does not
+    // answer yet is waited for like above; one without that block's state stops the start with what it needs.
+    const ingest = await untilNodeAnswers(logger, "the token balance modes", () =>
+      createIngest(common, { chain, db: database.db, broadcaster, outbox: postgres !== null }),
+    );
 
     // One price engine per process: the API reads it, and the active writer refreshes every tracked token's
     // price every prices.cacheSeconds so the prices table stays warm for every replica.

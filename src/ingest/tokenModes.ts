@@ -1,5 +1,7 @@
+import { classifyRpcError } from "../chain/classifyRpcError.ts";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Address, Config } from "../config/schema.ts";
+import { errorMessage, NonRetryableError, RetryableError } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { getTokenModes, setTokenModes, type TokenBalanceMode } from "../store/indexerState.ts";
 
@@ -21,10 +23,11 @@ export async function resolveTokenModes(config: Config, chain: ChainClient, db: 
     if (token.exclusive) {
       if (start === 0) mode = "delta";
       else {
-        const code = await chain.client.getCode({
-          address: token.address as Address,
-          blockNumber: BigInt(start - 1),
-        });
+        const code = await chain.client
+          .getCode({ address: token.address as Address, blockNumber: BigInt(start - 1) })
+          .catch((error: unknown) => {
+            throw withoutStateHint(error, token.address, start);
+          });
         if (!code || code === "0x") mode = "delta";
       }
     }
@@ -33,4 +36,21 @@ export async function resolveTokenModes(config: Config, chain: ChainClient, db: 
   await setTokenModes(db, decided);
   for (const d of decided) known.set(d.token, d);
   return new Set([...known.values()].filter((m) => m.mode === "delta").map((m) => m.token));
+}
+
+/**
+ * A refused historical `eth_getCode` is, in practice, a node without that block's state (a full node keeps
+ * about the last 128 blocks; "missing trie node", "block height is … but requested was …"): say what protoscan
+ * needs instead of only what the node answered. Retryable errors (the node down, throttling) pass unchanged.
+ */
+function withoutStateHint(error: unknown, token: string, startBlock: number): unknown {
+  const classified = classifyRpcError(error);
+  if (classified instanceof RetryableError) return error;
+  return new NonRetryableError(
+    `could not read the code of token ${token} at block ${startBlock - 1} (indexer.startBlock - 1), which ` +
+      "decides how its balances are kept: " +
+      `${errorMessage(classified)}. Backfilling from block ${startBlock} needs a node that keeps the state of ` +
+      "old blocks (an archive node, as Alchemy, Infura and QuickNode serve by default).",
+    { cause: error },
+  );
 }
