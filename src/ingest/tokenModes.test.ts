@@ -5,6 +5,7 @@ import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
 import type { Config } from "../config/schema.ts";
 import { type Anvil, startAnvil } from "../demo/anvil.ts";
+import { createJsonRpc } from "../demo/demoClient.ts";
 import { NonRetryableError, RetryableError } from "../internal/errors.ts";
 import { getTokenModes } from "../store/indexerState.ts";
 import { resolveTokenModes } from "./tokenModes.ts";
@@ -29,15 +30,6 @@ function chainFor(c: Config): ChainClient {
   return chain;
 }
 
-async function rpc(url: string, method: string, params: unknown[] = []): Promise<unknown> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: unknown }).result;
-}
-
 describe("resolveTokenModes", () => {
   let tdb: TestDatabase;
   let archive: Anvil;
@@ -50,9 +42,9 @@ describe("resolveTokenModes", () => {
       // Keeps the state of its last 2 blocks only, as a full (non-archive) node keeps its last 128.
       startAnvil({ extraArgs: ["--prune-history", "2"] }),
     ]);
-    await rpc(archive.url, "anvil_setCode", [WITH_CODE, "0x6000"]);
-    await rpc(archive.url, "anvil_mine", ["0x5"]);
-    await rpc(pruned.url, "anvil_mine", ["0xa"]);
+    await createJsonRpc(archive.url)("anvil_setCode", [WITH_CODE, "0x6000"]);
+    await createJsonRpc(archive.url)("anvil_mine", ["0x5"]);
+    await createJsonRpc(pruned.url)("anvil_mine", ["0xa"]);
   });
   afterAll(async () => {
     for (const chain of opened) chain.close();

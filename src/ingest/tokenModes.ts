@@ -26,7 +26,7 @@ export async function resolveTokenModes(config: Config, chain: ChainClient, db: 
         const code = await chain.client
           .getCode({ address: token.address as Address, blockNumber: BigInt(start - 1) })
           .catch((error: unknown) => {
-            throw withoutStateHint(error, token.address, start);
+            throw withStateHint(error, token.address, start);
           });
         if (!code || code === "0x") mode = "delta";
       }
@@ -43,7 +43,7 @@ export async function resolveTokenModes(config: Config, chain: ChainClient, db: 
  * about the last 128 blocks; "missing trie node", "block height is … but requested was …"): say what protoscan
  * needs instead of only what the node answered. Retryable errors (the node down, throttling) pass unchanged.
  */
-function withoutStateHint(error: unknown, token: string, startBlock: number): unknown {
+function withStateHint(error: unknown, token: string, startBlock: number): unknown {
   const classified = classifyRpcError(error);
   if (classified instanceof RetryableError) return error;
   return new NonRetryableError(
