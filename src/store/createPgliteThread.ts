@@ -141,10 +141,10 @@ export async function createPgliteThread(options: {
   const query = async <T>(text: string, params: unknown[] = [], queryOptions: QueryOptions = {}) => {
     const parsers = queryOptions.parsers ?? {};
     const raw = Object.keys(parsers).map(Number);
+    const copy = copyFromParameter(text, params);
     const result = await send<Results<T>>({
       op: "query",
-      text,
-      params,
+      ...(copy ?? { text, params }),
       rowMode: queryOptions.rowMode ?? "object",
       raw,
     });
@@ -264,6 +264,24 @@ export async function createPgliteThread(options: {
       await worker.terminate();
     },
   };
+}
+
+/** `COPY <table> (<columns>) FROM $1`: the statement `copyRows` sends, its data the one parameter. */
+const COPY_FROM_PARAMETER = /^copy\s[^;]*\sfrom \$1$/i;
+
+/**
+ * PGlite reads `COPY … FROM '/dev/blob'` from a Blob given with the statement (its `blob` query option).
+ * Drizzle passes a statement's text and parameters only, so `copyRows` writes `copy … from $1` with the rows'
+ * bytes as the parameter: sent here as PGlite's form, the bytes as the Blob. Anything else: undefined.
+ */
+function copyFromParameter(
+  text: string,
+  params: unknown[],
+): { text: string; params: []; blob: Uint8Array } | undefined {
+  const [data] = params;
+  if (params.length !== 1 || !(data instanceof Uint8Array) || !COPY_FROM_PARAMETER.test(text))
+    return undefined;
+  return { text: `${text.slice(0, -2)}'/dev/blob'`, params: [], blob: data };
 }
 
 /** Run the caller's parsers over the columns of the types the worker returned as text. */

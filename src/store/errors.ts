@@ -71,6 +71,11 @@ export function isTransactionConflict(error: unknown): boolean {
   return code === "40P01" || code === "40001";
 }
 
+/** Whether a statement failed on a unique index or primary key (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return codeOf(error) === "23505";
+}
+
 /**
  * Whether a statement failed for a passing reason rather than for what it asked: the database is not
  * reachable, PostgreSQL aborted it for a conflict with concurrent transactions, or it ran past the statement

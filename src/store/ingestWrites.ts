@@ -2,6 +2,7 @@ import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Address } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
 import { groupBy } from "../internal/groupBy.ts";
+import { canCopyRows, copyRows } from "./copyRows.ts";
 import type { Db } from "./createDatabase.ts";
 import {
   encodeAddressTransactions,
@@ -11,7 +12,7 @@ import {
   type IngestSource,
   ZERO_ADDRESS,
 } from "./encode.ts";
-import { BlockHashConflictError } from "./errors.ts";
+import { BlockHashConflictError, isUniqueViolation } from "./errors.ts";
 import { insertRows } from "./insertRows.ts";
 import { writeOutbox } from "./outbox.ts";
 import { retryConflicts } from "./retryConflicts.ts";
@@ -57,10 +58,37 @@ export type CommitResult = {
  * already stored is skipped with its logs and transfers, so its balance deltas are never applied twice.
  */
 export async function commitBatch(db: Db, input: CommitInput): Promise<CommitResult> {
-  const sorted = [...input.transactions].sort(
+  const sorted = [...new Map(input.transactions.map((t) => [t.hash.toLowerCase(), t])).values()].sort(
     (a, b) => a.blockNumber - b.blockNumber || a.transactionIndex - b.transactionIndex,
   );
-  const doNothing = { onConflict: sql`on conflict do nothing` };
+  if (!canCopyRows(db)) return commitOnce(db, input, sorted, insertNewRows);
+  try {
+    return await commitOnce(db, input, sorted, copyNewRows);
+  } catch (error) {
+    // A row of a new transaction that is stored already (or twice in the batch): nothing of this attempt
+    // was applied; the INSERT path stores what is new and skips the rest, as on PostgreSQL.
+    if (!isUniqueViolation(error)) throw error;
+    return commitOnce(db, input, sorted, insertNewRows);
+  }
+}
+
+/**
+ * How a commit stores its transactions and their rows: returns the transactions it stored (not stored
+ * before) and the transfer rows it stored of them, which alone move balances.
+ */
+type StoreRows = (
+  tx: Tx,
+  sorted: readonly IndexedTransaction[],
+  source: IngestSource,
+) => Promise<{ inserted: IndexedTransaction[]; transfers: EncodedTransfer[] }>;
+type EncodedTransfer = ReturnType<typeof encodeTransfers>[number];
+
+async function commitOnce(
+  db: Db,
+  input: CommitInput,
+  sorted: readonly IndexedTransaction[],
+  storeRows: StoreRows,
+): Promise<CommitResult> {
   return ingestTransaction(db, async (tx) => {
     // A stored header is never replaced, whoever commits: the transactions stored under the old hash would
     // stay, and no reorg check would find them again. Polling rolls back the orphaned blocks it finds before
@@ -68,7 +96,7 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
     // (and could once replace a header; the fault simulation, seed 10): the check runs here, under the lock.
     const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
     if (headers.length > 0) {
-      await insertRows(tx, blocks, headers, doNothing);
+      await insertRows(tx, blocks, headers, DO_NOTHING);
       const stored = await tx
         .select({ number: blocks.number, hash: blocks.hash })
         .from(blocks)
@@ -85,42 +113,9 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
       }
     }
 
-    // One statement per table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more
-    // CPU than the database's own work on a backfill).
-    const rows = await insertRows(
-      tx,
-      transactions,
-      sorted.map((t) => encodeTransaction(t, input.source)),
-      {
-        ...doNothing,
-        returning: sql`returning ${sql.identifier(transactions.hash.name)}`,
-      },
-    );
-    const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
-    const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
-
-    await insertRows(tx, logs, inserted.flatMap(encodeLogs), doNothing);
-    // Balance deltas come from the transfer rows this statement inserted: a row skipped as already stored
-    // must never move a balance a second time (nor one of another transaction's, were keys ever to clash).
-    const encodedTransfers = inserted.flatMap(encodeTransfers);
-    const insertedTransfers = await insertRows(tx, tokenTransfers, encodedTransfers, {
-      ...doNothing,
-      returning: sql`returning ${sql.identifier(tokenTransfers.txHash.name)}, ${sql.identifier(tokenTransfers.logIndex.name)}`,
-    });
-    const transferRows =
-      insertedTransfers.length === encodedTransfers.length
-        ? encodedTransfers
-        : keep(
-            encodedTransfers,
-            new Set(
-              insertedTransfers.map(
-                (r) => `${r[tokenTransfers.txHash.name]}:${r[tokenTransfers.logIndex.name]}`,
-              ),
-            ),
-          );
-    await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), doNothing);
+    const { inserted, transfers } = await storeRows(tx, sorted, input.source);
     const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
-    for (const t of transferRows) {
+    for (const t of transfers) {
       if (!input.deltaTokens.has(t.tokenAddress)) continue;
       addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
       addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
@@ -155,6 +150,79 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
     return { inserted };
   });
 }
+
+const DO_NOTHING = { onConflict: sql`on conflict do nothing` };
+
+/**
+ * Store with INSERT … ON CONFLICT DO NOTHING, one statement per table for the whole batch (see insertRows:
+ * Drizzle's per-value VALUES cost more CPU than the database's own work on a backfill): what is stored
+ * already is skipped, row by row, and the statements return what they stored.
+ */
+const insertNewRows: StoreRows = async (tx, sorted, source) => {
+  const rows = await insertRows(
+    tx,
+    transactions,
+    sorted.map((t) => encodeTransaction(t, source)),
+    { ...DO_NOTHING, returning: sql`returning ${sql.identifier(transactions.hash.name)}` },
+  );
+  const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
+  const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
+
+  await insertRows(tx, logs, inserted.flatMap(encodeLogs), DO_NOTHING);
+  // Balance deltas come from the transfer rows this statement inserted: a row skipped as already stored
+  // must never move a balance a second time (nor one of another transaction's, were keys ever to clash).
+  const encodedTransfers = inserted.flatMap(encodeTransfers);
+  const insertedTransfers = await insertRows(tx, tokenTransfers, encodedTransfers, {
+    ...DO_NOTHING,
+    returning: sql`returning ${sql.identifier(tokenTransfers.txHash.name)}, ${sql.identifier(tokenTransfers.logIndex.name)}`,
+  });
+  const transfers =
+    insertedTransfers.length === encodedTransfers.length
+      ? encodedTransfers
+      : keep(
+          encodedTransfers,
+          new Set(
+            insertedTransfers.map(
+              (r) => `${r[tokenTransfers.txHash.name]}:${r[tokenTransfers.logIndex.name]}`,
+            ),
+          ),
+        );
+  await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), DO_NOTHING);
+  return { inserted, transfers };
+};
+
+/**
+ * Store with COPY (PGlite; copyRows): the stored hashes are looked up first, under the ingest lock, so only
+ * new transactions are copied, and with them all their rows, which no other transaction's rows share a key
+ * with. A row that is stored after all fails the statement (23505), and commitBatch falls back to
+ * `insertNewRows`.
+ */
+const copyNewRows: StoreRows = async (tx, sorted, source) => {
+  const stored = new Set<string>();
+  if (sorted.length > 0) {
+    const found = await tx
+      .select({ hash: transactions.hash })
+      .from(transactions)
+      .where(
+        inArray(
+          transactions.hash,
+          sorted.map((t) => t.hash.toLowerCase()),
+        ),
+      );
+    for (const row of found) stored.add(row.hash);
+  }
+  const inserted = sorted.filter((t) => !stored.has(t.hash.toLowerCase()));
+  const transfers = inserted.flatMap(encodeTransfers);
+  await copyRows(
+    tx,
+    transactions,
+    inserted.map((t) => encodeTransaction(t, source)),
+  );
+  await copyRows(tx, logs, inserted.flatMap(encodeLogs));
+  await copyRows(tx, tokenTransfers, transfers);
+  await copyRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions));
+  return { inserted, transfers };
+};
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 

@@ -7,7 +7,8 @@
  * workerData: { dataDir, settings: ["name=value", …], snapshot?: ArrayBuffer, pgliteWasmModule,
  * initdbWasmModule } (compiled by the parent). Posts { ready: true } once open (or
  * { ready: false, error }), then answers each request { id, op, ... } with { id, result } or { id, error }.
- * Ops: query { text, params, rowMode, raw: oids returned as text }, exec { text, raw }, listen { channel },
+ * Ops: query { text, params, rowMode, raw: oids returned as text, blob?: bytes read by COPY … FROM
+ * '/dev/blob' }, exec { text, raw }, listen { channel },
  * unlisten { channel }, dump { compression }, close. NOTIFYs heard are posted as { channel, payload }.
  */
 import { parentPort, workerData } from "node:worker_threads";
@@ -80,6 +81,7 @@ port.on("message", async (message) => {
         rowMode: message.rowMode,
         parsers: rawParsers(message.raw),
         serializers: jsonSerializers,
+        ...(message.blob ? { blob: new Blob([message.blob]) } : {}),
       });
       port.postMessage({ id, result });
     } else if (op === "exec") {

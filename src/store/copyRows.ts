@@ -1,0 +1,88 @@
+import { type Column, getTableColumns, is, sql } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
+import { PgliteDatabase, PgliteTransaction } from "drizzle-orm/pglite";
+import type { Executor } from "./insertRows.ts";
+
+/**
+ * Whether `db` stores through PGlite, where `copyRows` works (a `COPY … FROM` whose data PGlite reads from a
+ * Blob; node-postgres has no such channel).
+ */
+export function canCopyRows(db: Executor): boolean {
+  return is(db, PgliteTransaction) || is(db, PgliteDatabase);
+}
+
+/**
+ * Insert many rows with `COPY <table> (<columns>) FROM …` in PostgreSQL's text format, PGlite only
+ * (`canCopyRows`). The statement is written `copy … from $1` with the rows' bytes as its one parameter; the
+ * PGlite thread's client (createPgliteThread.ts) hands them to PGlite as the Blob it reads for
+ * `FROM '/dev/blob'`.
+ *
+ * Why: COPY stores a batch of rows page by page (one WAL record per page, not per row) and parses a text
+ * line per row, where `insertRows` parses JSON into records and inserts them one at a time. On a backfill's
+ * rows in PGlite it takes about half the time (docs/performance.md, "Indexer backfill").
+ *
+ * COPY has no `ON CONFLICT`: a row whose key is stored already fails the whole statement (SQLSTATE 23505).
+ * Callers copy only rows they know to be new, and fall back to `insertRows` when that fails.
+ *
+ * Rows are `$inferInsert` objects of `table`, as for `insertRows`: a column no row sets gets its default, a
+ * column some rows leave out is NULL in those.
+ */
+export async function copyRows<T extends PgTable>(
+  db: Executor,
+  table: T,
+  rows: readonly T["$inferInsert"][],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.entries(getTableColumns(table)).filter(([key]) =>
+    rows.some((row) => (row as Record<string, unknown>)[key] !== undefined),
+  );
+  const names = sql.join(
+    columns.map(([, column]) => sql.identifier(column.name)),
+    sql`, `,
+  );
+  const data = Buffer.from(copyText(columns, rows as readonly Record<string, unknown>[]));
+  await db.execute(sql`copy ${table} (${names}) from ${data}`);
+}
+
+/** The rows in COPY's text format: one line per row, values separated by tabs, NULL as `\N`. */
+export function copyText(
+  columns: readonly (readonly [string, Column])[],
+  rows: readonly Record<string, unknown>[],
+): string {
+  const parts: string[] = [];
+  for (const row of rows) {
+    let line = "";
+    for (let i = 0; i < columns.length; i++) {
+      const [key, column] = columns[i]!;
+      if (i > 0) line += "\t";
+      line += copyValue(row[key], column);
+    }
+    parts.push(line);
+  }
+  parts.push("");
+  return parts.join("\n");
+}
+
+function copyValue(value: unknown, column: Column): string {
+  if (value === null || value === undefined) return "\\N";
+  if (column.dataType === "json") return escapeText(JSON.stringify(value));
+  if (Array.isArray(value)) return escapeText(arrayLiteral(value));
+  if (value instanceof Date) return value.toISOString();
+  return escapeText(String(value));
+}
+
+/** A PostgreSQL array literal of text elements: `{"a","b"}`, NULL for null elements. */
+function arrayLiteral(values: readonly unknown[]): string {
+  const items = values.map((v) =>
+    v === null || v === undefined ? "NULL" : `"${String(v).replace(/["\\]/g, "\\$&")}"`,
+  );
+  return `{${items.join(",")}}`;
+}
+
+const SPECIAL = /[\\\t\n\r]/;
+const ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+
+/** COPY's text format gives backslash, tab, newline and carriage return a meaning: escape them. */
+function escapeText(text: string): string {
+  return SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : text;
+}
