@@ -48,9 +48,16 @@ describe("GET /api/tx/:hash, /api/transactions/recent, /api/stats, /healthz, /re
         user,
         maxUint256,
       ],
+      // Not viem's estimate: it runs at the latest block's timestamp, and a swap mined a second later also
+      // writes the pair's price accumulators. Under load that ran out of gas now and then: a reverted swap
+      // has no logs, so polling never indexed it and the tests below got a 404.
+      gas: 500_000n,
     });
     // anvil can answer eth_sendRawTransaction before its block is mined: the pipeline must see it mined.
-    await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({ hash: swapHash });
+    const mined = await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({
+      hash: swapHash,
+    });
+    if (mined.status !== "success") throw new Error(`the swap ${swapHash} reverted`);
     db = await createTestDatabase();
     pipeline = await createTestPipeline({ config, database: db.database });
     await pipeline.catchUp();
