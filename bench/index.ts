@@ -14,6 +14,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { compiledModule } from "../scripts/compiled.js";
 import type { Anvil } from "../src/demo/anvil.ts";
 import { errorMessage } from "../src/internal/errors.ts";
 import { type PhaseName, parseBenchArgs } from "./benchArgs.ts";
@@ -48,9 +49,16 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-/** Run `node --import tsx bench/indexPhase.ts <args>` and wait for it to exit successfully. */
+/**
+ * The phase script as protoscan runs: compiled from dist/ when it is current (`npm install` builds it), else
+ * the TypeScript source through tsx, which costs the process about 80 MB more (docs/development.md, "Build").
+ */
+const COMPILED_PHASE = compiledModule("bench/indexPhase.js");
+
+/** Run `node dist/bench/indexPhase.js <args>` (or the source through tsx) and wait for it to exit successfully. */
 async function runChild(label: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawn(process.execPath, ["--import", "tsx", PHASE_SCRIPT, ...args], {
+  const script = COMPILED_PHASE ? [fileURLToPath(COMPILED_PHASE)] : ["--import", "tsx", PHASE_SCRIPT];
+  const child = spawn(process.execPath, [...script, ...args], {
     cwd: REPO_ROOT,
     env,
     stdio: ["ignore", "inherit", "inherit"],
@@ -157,6 +165,9 @@ async function main(): Promise<void> {
   const results = phases.map((phase) => medianRun(runs.get(phase) ?? []));
 
   process.stdout.write(`\n${formatReport(built.chain, results)}\n`);
+  process.stdout.write(
+    `\nphases ran ${COMPILED_PHASE ? "compiled JavaScript from dist/" : "TypeScript through tsx (dist/ is missing or stale: npm run build)"}`,
+  );
   process.stdout.write(
     `\nmachine: ${cpus().length} CPUs, node ${process.version}; 1-minute load average ${load.map((l) => l.toFixed(1)).join(" -> ")}\n`,
   );

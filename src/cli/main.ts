@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { boundHeapGrowth } from "../internal/boundHeap.ts";
 import { BaseError, ConfigError, errorMessage } from "../internal/errors.ts";
+import { CODE } from "../internal/repoRoot.ts";
 import type { Role } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
 
@@ -93,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
     });
     try {
       const { applied } = await migrate(database);
-      logger.info({ applied, database: database.label }, "migrations up to date");
+      logger.info({ applied, database: database.label, code: CODE }, "migrations up to date");
     } finally {
       await database.close();
     }

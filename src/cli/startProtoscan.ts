@@ -11,6 +11,7 @@ import { createIngest, type Ingest } from "../ingest/createIngest.ts";
 import type { Common } from "../internal/common.ts";
 import { createLogger, type Logger } from "../internal/logger.ts";
 import { createMetrics } from "../internal/metrics.ts";
+import { CODE } from "../internal/repoRoot.ts";
 import { createShutdown } from "../internal/shutdown.ts";
 import { createPriceEngine } from "../prices/createPriceEngine.ts";
 import type { PriceRefresher } from "../prices/createPriceRefresher.ts";
@@ -178,7 +179,10 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       const server = app;
       shutdown.add(() => server.close());
       url = await app.listen({ host: options.host, port: options.port });
-      logger.info({ url, role: options.role, database: database.label }, "protoscan is listening");
+      logger.info(
+        { url, role: options.role, database: database.label, code: CODE },
+        "protoscan is listening",
+      );
     } else {
       // An indexer serves only /healthz, /readyz and /metrics, so it can be probed and scraped.
       const ops = await buildOpsApp(common, {
@@ -189,7 +193,10 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       });
       shutdown.add(() => ops.close());
       url = await ops.listen({ host: options.host, port: options.port });
-      logger.info({ url, role: options.role, database: database.label }, "protoscan indexer started");
+      logger.info(
+        { url, role: options.role, database: database.label, code: CODE },
+        "protoscan indexer started",
+      );
     }
 
     return {

@@ -1,10 +1,12 @@
 import { writeFileSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { REPO_ROOT } from "../internal/repoRoot.ts";
 import { isRecord } from "./keyPath.ts";
 import { ConfigFileSchema } from "./schema.ts";
 
 /** Where the generated schema is committed (`npm run config:schema` rewrites it). */
-export const JSON_SCHEMA_PATH = fileURLToPath(new URL("../../docs/config.schema.json", import.meta.url));
+export const JSON_SCHEMA_PATH = join(REPO_ROOT, "docs", "config.schema.json");
 
 /**
  * The JSON Schema (draft 2020-12) of `protoscan.config.yaml`, generated from `ConfigFileSchema` so that the

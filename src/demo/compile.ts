@@ -2,10 +2,10 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Abi, Hex } from "viem";
 import { NonRetryableError } from "../internal/errors.ts";
+import { REPO_ROOT } from "../internal/repoRoot.ts";
 
 /** The demo contracts compiled from `contracts/*.sol`. */
 export type DemoContractName = "DemoToken" | "StakingVault" | "Disperse";
@@ -29,7 +29,6 @@ export type CompileOptions = {
 };
 
 const require = createRequire(import.meta.url);
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const CONTRACT_NAMES: readonly DemoContractName[] = ["DemoToken", "StakingVault", "Disperse"];
 
 // Part of the cache key: a change here must never be served a stale output.
@@ -49,8 +48,8 @@ type ImportResult = { contents: string } | { error: string };
  * `@openzeppelin/contracts/...` resolve from node_modules, whatever the current directory.
  */
 export async function compileDemoContracts(options: CompileOptions = {}): Promise<CompileResult> {
-  const contractsDir = options.contractsDir ?? join(repoRoot, "contracts");
-  const cacheDir = options.cacheDir ?? join(repoRoot, ".cache", "contracts");
+  const contractsDir = options.contractsDir ?? join(REPO_ROOT, "contracts");
+  const cacheDir = options.cacheDir ?? join(REPO_ROOT, ".cache", "contracts");
   const sources = await readSources(contractsDir);
   const key = cacheKey(sources);
   const cacheFile = join(cacheDir, `${key}.json`);

@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
+import { REPO_ROOT } from "../../internal/repoRoot.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { openApiOptions } from "../openapi.ts";
 
@@ -18,7 +20,7 @@ const DOCS_CSP = [
   "style-src 'self' 'unsafe-inline'",
 ].join("; ");
 
-const ERRORS_DOC = new URL("../../../docs/errors.md", import.meta.url);
+const ERRORS_DOC = join(REPO_ROOT, "docs", "errors.md");
 
 /**
  * `GET /openapi.json`: the OpenAPI 3.1 document generated from the route schemas (@fastify/swagger; see

@@ -1,0 +1,38 @@
+// @ts-check
+/**
+ * `npm run build` (also run by `npm install`, as `prepare`): compile src/ and bench/indexPhase.ts into dist/
+ * with `tsconfig.build.json`, copy the other files the compiled code reads (migrations, the PGlite worker),
+ * and record the sources' fingerprint (scripts/compiled.js). Without type checks: `npm run typecheck` does
+ * those, and a type error must not stop a start.
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { DIST, ROOT, SOURCE_DIRS, STAMP, sourceFiles, sourceFingerprint } from "./compiled.js";
+
+// Taken before compiling: a file edited during the build leaves a stamp that no longer matches.
+const fingerprint = sourceFingerprint();
+rmSync(DIST, { recursive: true, force: true });
+const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+if (!existsSync(tsc)) {
+  // `npm install --omit=dev` has no compiler: protoscan runs its sources through tsx, as before a build.
+  process.stdout.write(
+    "build: skipped, TypeScript is not installed; protoscan runs its sources through tsx\n",
+  );
+  process.exit(0);
+}
+const compiled = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+  cwd: ROOT,
+  stdio: "inherit",
+});
+if (compiled.status !== 0) {
+  process.stderr.write(`build: tsc exited with ${compiled.status ?? compiled.signal}\n`);
+  process.exit(1);
+}
+for (const path of sourceFiles()) {
+  if (!SOURCE_DIRS.some((dir) => path.startsWith(`${dir}/`)) || path.endsWith(".ts")) continue;
+  mkdirSync(dirname(join(DIST, path)), { recursive: true });
+  cpSync(join(ROOT, path), join(DIST, path));
+}
+writeFileSync(STAMP, `${fingerprint}\n`);
+process.stdout.write(`build: dist/ is current (${fingerprint.slice(0, 12)})\n`);
