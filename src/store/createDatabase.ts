@@ -100,7 +100,7 @@ async function openPglite(
   logger: Logger,
 ): Promise<EmbeddedDatabase> {
   let dir = dataDir;
-  let created: (() => Promise<void>) | undefined;
+  let prepared: PreparedDataDir | undefined;
   let lock: DataDirLock | undefined;
   const onDisk = !dir.startsWith(MEMORY);
   if (onDisk) {
@@ -108,19 +108,27 @@ async function openPglite(
     // One process per directory (PGlite cannot tell): locked before anything in it is read or written.
     await mkdir(dir, { recursive: true });
     lock = await lockDataDir(dir);
-    created = await prepareDataDir(dir, logger).catch(async (error: unknown) => {
+    prepared = await prepareDataDir(dir, logger).catch(async (error: unknown) => {
       await lock?.release();
       throw error;
     });
   }
+  const settings = onDisk ? DISK_PGLITE_SETTINGS : [];
   let client: PgliteClient;
   try {
+    if (prepared?.fresh) {
+      // Creating a database (initdb) takes PGlite's WebAssembly memory to 800-900 MB, which a worker keeps
+      // for its life: a worker of its own creates it and is ended, and a fresh one opens it. A first start
+      // then runs at about 250 MB instead of 760 (docs/performance.md, "Memory").
+      const creator = await createPgliteThread({ dataDir: dir, settings, snapshot });
+      await creator.close();
+    }
     client = await createPgliteThread({
       dataDir: dir,
-      settings: onDisk ? DISK_PGLITE_SETTINGS : [],
-      snapshot,
+      settings,
+      snapshot: prepared?.fresh ? undefined : snapshot,
     });
-    await created?.();
+    await prepared?.created();
   } catch (error) {
     await lock?.release();
     throw new DatabaseUnavailableError(`could not open PGlite in ${dir}`, {
@@ -155,12 +163,17 @@ async function openPglite(
  */
 const CREATING_MARKER = ".protoscan-creating";
 
+/** A data directory ready to open: `fresh` when a new database is to be created in it. */
+type PreparedDataDir = {
+  fresh: boolean /** call once PGlite has opened the directory */;
+  created(): Promise<void>;
+};
+
 /**
  * Create `dir` if needed and make a new database's creation restartable: an empty directory gets the marker,
- * a marked one is emptied (everything in it came from the interrupted creation) and created again. Returns
- * what to call once PGlite has opened the directory.
+ * a marked one is emptied (everything in it came from the interrupted creation) and created again.
  */
-async function prepareDataDir(dir: string, logger: Logger): Promise<() => Promise<void>> {
+async function prepareDataDir(dir: string, logger: Logger): Promise<PreparedDataDir> {
   await mkdir(dir, { recursive: true });
   const marker = path.join(dir, CREATING_MARKER);
   const entries = (await readdir(dir)).filter((entry) => entry !== DATA_DIR_LOCK_FILE);
@@ -170,11 +183,11 @@ async function prepareDataDir(dir: string, logger: Logger): Promise<() => Promis
       if (entry !== CREATING_MARKER) await rm(path.join(dir, entry), { recursive: true, force: true });
     }
   } else if (entries.length > 0) {
-    return async () => undefined; // an existing database
+    return { fresh: false, created: async () => undefined }; // an existing database
   } else {
     await writeFile(marker, "");
   }
-  return () => rm(marker, { force: true });
+  return { fresh: true, created: () => rm(marker, { force: true }) };
 }
 
 async function openPostgres(
