@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, inArray, lt, lte } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
+import type { Executor } from "./insertRows.ts";
 import { blocks, indexerCursor, tokenBalances, tokenState, transactions } from "./schema.ts";
 
 export type Cursor = { blockNumber: number; filterHash: string; updatedAt: Date };
@@ -61,8 +62,8 @@ export async function setTokenModes(db: Db, modes: readonly TokenBalanceMode[]):
     .onConflictDoNothing();
 }
 
-/** Hashes of stored transactions among `hashes` (lowercase). */
-export async function storedHashes(db: Db, hashes: readonly string[]): Promise<Set<string>> {
+/** Hashes of stored transactions among `hashes` (lowercase), read by `db` or inside a transaction. */
+export async function storedHashes(db: Executor, hashes: readonly string[]): Promise<Set<string>> {
   if (hashes.length === 0) return new Set();
   const rows = await db
     .select({ hash: transactions.hash })

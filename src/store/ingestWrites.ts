@@ -13,6 +13,7 @@ import {
   ZERO_ADDRESS,
 } from "./encode.ts";
 import { BlockHashConflictError, isUniqueViolation } from "./errors.ts";
+import { storedHashes } from "./indexerState.ts";
 import { insertRows } from "./insertRows.ts";
 import { writeOutbox } from "./outbox.ts";
 import { retryConflicts } from "./retryConflicts.ts";
@@ -198,19 +199,10 @@ const insertNewRows: StoreRows = async (tx, sorted, source) => {
  * `insertNewRows`.
  */
 const copyNewRows: StoreRows = async (tx, sorted, source) => {
-  const stored = new Set<string>();
-  if (sorted.length > 0) {
-    const found = await tx
-      .select({ hash: transactions.hash })
-      .from(transactions)
-      .where(
-        inArray(
-          transactions.hash,
-          sorted.map((t) => t.hash.toLowerCase()),
-        ),
-      );
-    for (const row of found) stored.add(row.hash);
-  }
+  const stored = await storedHashes(
+    tx,
+    sorted.map((t) => t.hash),
+  );
   const inserted = sorted.filter((t) => !stored.has(t.hash.toLowerCase()));
   const transfers = inserted.flatMap(encodeTransfers);
   await copyRows(

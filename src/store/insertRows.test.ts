@@ -2,39 +2,11 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
 import { namedArgs } from "../decode/stringifyArgs.ts";
+import { logRows, transactionRow } from "./_test/rows.ts";
 import { insertRows } from "./insertRows.ts";
 import { blocks, logs, transactions } from "./schema.ts";
 
 const HASH = `0x${"ab".repeat(32)}`;
-const MAX_UINT256 = 2n ** 256n - 1n;
-
-function transaction(hash: string, overrides: Partial<typeof transactions.$inferInsert> = {}) {
-  return {
-    hash,
-    blockNumber: 2 ** 40,
-    blockHash: `0x${"cd".repeat(32)}`,
-    transactionIndex: 3,
-    blockTimestamp: new Date("2026-11-21T08:00:00.123Z"),
-    fromAddress: "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",
-    toAddress: null,
-    contractAddress: null,
-    valueWei: MAX_UINT256,
-    gasUsed: 21_000n,
-    gasPrice: 0n,
-    status: false,
-    protocol: "demoswap",
-    actionType: "swap",
-    functionName: "swap",
-    functionArgs: {
-      note: 'a "quoted" \\ value, {braces}, and ünïcode',
-      list: ["1", "2"],
-      nested: { a: null },
-    },
-    source: "poll",
-    ...overrides,
-  } satisfies typeof transactions.$inferInsert;
-}
-
 describe("insertRows", () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -45,7 +17,7 @@ describe("insertRows", () => {
   });
 
   test("default: every column type round-trips exactly, defaults fill omitted columns", async () => {
-    const row = transaction(HASH);
+    const row = transactionRow(HASH);
     const returned = await insertRows(db.database.db, transactions, [row], {
       returning: sql`returning hash`,
     });
@@ -57,30 +29,7 @@ describe("insertRows", () => {
   });
 
   test("behavior: arrays, null jsonb and empty arrays", async () => {
-    const rows = [
-      {
-        txHash: HASH,
-        logIndex: 0,
-        blockNumber: 1,
-        transactionIndex: 0,
-        address: "0x2000000000000000000000000000000000000001",
-        topics: [`0x${"11".repeat(32)}`, `0x${"22".repeat(32)}`],
-        data: "0x",
-        eventName: "Transfer",
-        eventArgs: { value: "1" },
-      },
-      {
-        txHash: HASH,
-        logIndex: 1,
-        blockNumber: 1,
-        transactionIndex: 0,
-        address: "0x2000000000000000000000000000000000000001",
-        topics: [],
-        data: "0x01",
-        eventName: null,
-        eventArgs: null,
-      },
-    ] satisfies (typeof logs.$inferInsert)[];
+    const rows = logRows(HASH);
     await insertRows(db.database.db, logs, rows);
     const stored = await db.database.db
       .select()
@@ -96,10 +45,15 @@ describe("insertRows", () => {
 
   test("args: onConflict do nothing returns only the new rows", async () => {
     const other = `0x${"ef".repeat(32)}`;
-    const returned = await insertRows(db.database.db, transactions, [transaction(HASH), transaction(other)], {
-      onConflict: sql`on conflict do nothing`,
-      returning: sql`returning hash`,
-    });
+    const returned = await insertRows(
+      db.database.db,
+      transactions,
+      [transactionRow(HASH), transactionRow(other)],
+      {
+        onConflict: sql`on conflict do nothing`,
+        returning: sql`returning hash`,
+      },
+    );
     expect(returned).toEqual([{ hash: other }]);
   });
 
@@ -118,10 +72,10 @@ describe("insertRows", () => {
     const memo = `0x${"a1".repeat(32)}`;
     const raw = { memo: "gm\0\0" };
     await expect(
-      insertRows(db.database.db, transactions, [transaction(memo, { functionArgs: raw })]),
+      insertRows(db.database.db, transactions, [transactionRow(memo, { functionArgs: raw })]),
     ).rejects.toThrow();
     const decoded = namedArgs([{ name: "memo", type: "string" }], [raw.memo]);
-    await insertRows(db.database.db, transactions, [transaction(memo, { functionArgs: decoded })]);
+    await insertRows(db.database.db, transactions, [transactionRow(memo, { functionArgs: decoded })]);
     const [stored] = await db.database.db.select().from(transactions).where(eq(transactions.hash, memo));
     expect(stored?.functionArgs).toEqual({ memo: "gm" });
   });
