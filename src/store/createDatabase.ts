@@ -119,7 +119,7 @@ async function openPglite(
     if (prepared?.fresh) {
       // Creating a database (initdb) takes PGlite's WebAssembly memory to 800-900 MB, which a worker keeps
       // for its life: a worker of its own creates it and is ended, and a fresh one opens it. A first start
-      // then runs at about 250 MB instead of 760 (docs/performance.md, "Memory").
+      // then runs at about the size of later ones instead of twice it (docs/performance.md, "Memory").
       const creator = await createPgliteThread({ dataDir: dir, settings, snapshot });
       await creator.close();
     }
@@ -163,9 +163,11 @@ async function openPglite(
  */
 const CREATING_MARKER = ".protoscan-creating";
 
-/** A data directory ready to open: `fresh` when a new database is to be created in it. */
+/** A data directory ready to open. */
 type PreparedDataDir = {
-  fresh: boolean /** call once PGlite has opened the directory */;
+  /** a new database is to be created in it */
+  fresh: boolean;
+  /** call once PGlite has opened the directory */
   created(): Promise<void>;
 };
 
