@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
  * Whether this process runs protoscan's compiled JavaScript from dist/ (`npm run build`, docs/development.md,
  * "Build"), not its TypeScript sources through tsx. Logged at start-up as `code: "dist"` or `"src"`.
  */
-export const COMPILED = import.meta.url.endsWith("/dist/src/internal/repoRoot.js");
+const COMPILED = import.meta.url.endsWith("/dist/src/internal/repoRoot.js");
 
 /** Where protoscan's code runs from, for logs: "dist" (compiled) or "src" (the sources, through tsx). */
 export const CODE = COMPILED ? "dist" : "src";

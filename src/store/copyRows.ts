@@ -1,7 +1,7 @@
-import { type Column, getTableColumns, is, sql } from "drizzle-orm";
+import { type Column, is, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { PgliteDatabase, PgliteTransaction } from "drizzle-orm/pglite";
-import type { Executor } from "./insertRows.ts";
+import { columnList, type Executor, setColumns } from "./insertRows.ts";
 
 /**
  * Whether `db` stores through PGlite, where `copyRows` works (a `COPY … FROM` whose data PGlite reads from a
@@ -33,15 +33,9 @@ export async function copyRows<T extends PgTable>(
   rows: readonly T["$inferInsert"][],
 ): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Object.entries(getTableColumns(table)).filter(([key]) =>
-    rows.some((row) => (row as Record<string, unknown>)[key] !== undefined),
-  );
-  const names = sql.join(
-    columns.map(([, column]) => sql.identifier(column.name)),
-    sql`, `,
-  );
+  const columns = setColumns(table, rows);
   const data = Buffer.from(copyText(columns, rows as readonly Record<string, unknown>[]));
-  await db.execute(sql`copy ${table} (${names}) from ${data}`);
+  await db.execute(sql`copy ${table} (${columnList(columns)}) from ${data}`);
 }
 
 /** The rows in COPY's text format: one line per row, values separated by tabs, NULL as `\N`. */

@@ -1,4 +1,4 @@
-import { getTableColumns, type SQL, sql } from "drizzle-orm";
+import { type Column, getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { Db } from "./createDatabase.ts";
 
@@ -36,9 +36,7 @@ export async function insertRows<T extends PgTable>(
   options: InsertRowsOptions = {},
 ): Promise<Record<string, unknown>[]> {
   if (rows.length === 0) return [];
-  const columns = Object.entries(getTableColumns(table)).filter(([key]) =>
-    rows.some((row) => (row as Record<string, unknown>)[key] !== undefined),
-  );
+  const columns = setColumns(table, rows);
   // UTF-8 bytes, not a string: both drivers bind a Buffer in binary format, which for json is its text, and
   // copy it as is (a string parameter is measured and encoded again by the driver; PGlite does it in JS).
   const json = Buffer.from(
@@ -53,13 +51,31 @@ export async function insertRows<T extends PgTable>(
       }),
     ),
   );
-  const names = sql.join(
-    columns.map(([, column]) => sql.identifier(column.name)),
-    sql`, `,
-  );
+  const names = columnList(columns);
   const statement = sql`insert into ${table} (${names}) select ${names} from json_populate_recordset(null::${table}, ${json}::json)`;
   if (options.onConflict) statement.append(sql` ${options.onConflict}`);
   if (options.returning) statement.append(sql` ${options.returning}`);
   const result = await db.execute<Record<string, unknown>>(statement);
   return result.rows;
+}
+
+/**
+ * The columns of `table` that at least one of `rows` sets, as [JS key, column] in the table's order: a column
+ * no row sets is left out of the statement, so it gets its default.
+ */
+export function setColumns<T extends PgTable>(
+  table: T,
+  rows: readonly T["$inferInsert"][],
+): [string, Column][] {
+  return Object.entries(getTableColumns(table)).filter(([key]) =>
+    rows.some((row) => (row as Record<string, unknown>)[key] !== undefined),
+  );
+}
+
+/** `"a", "b", …`: the column list of an INSERT or COPY. */
+export function columnList(columns: readonly (readonly [string, Column])[]): SQL {
+  return sql.join(
+    columns.map(([, column]) => sql.identifier(column.name)),
+    sql`, `,
+  );
 }
