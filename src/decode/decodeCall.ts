@@ -1,7 +1,7 @@
-import { type AbiFunction, decodeAbiParameters, type Hex } from "viem";
+import type { AbiFunction, Hex } from "viem";
 import type { Address } from "../config/schema.ts";
 import type { AbiRegistry } from "./abiRegistry.ts";
-import { namedArgs } from "./stringifyArgs.ts";
+import { decodeArgs } from "./decodeArgs.ts";
 
 export type DecodedCall = {
   /** the function name, or the 4-byte selector when no ABI decodes the input */
@@ -27,8 +27,8 @@ export function decodeCall(registry: AbiRegistry, to: Address | null, input: Hex
   const params: Hex = `0x${input.slice(10)}`;
   for (const fn of candidates) {
     try {
-      const args = fn.inputs.length > 0 ? decodeAbiParameters(fn.inputs, params) : [];
-      return { functionName: fn.name, args: namedArgs(fn.inputs, args), decoded: true };
+      const args = fn.inputs.length > 0 ? decodeArgs(fn.inputs, params) : {};
+      return { functionName: fn.name, args, decoded: true };
     } catch {
       // input does not fit this candidate's parameters: try the next one
     }

@@ -1,6 +1,7 @@
 import { type AbiEvent, type AbiParameter, decodeAbiParameters, type Hex } from "viem";
 import type { AbiRegistry } from "./abiRegistry.ts";
-import { namedArgs } from "./stringifyArgs.ts";
+import { HEX, type StaticKind, staticKind, wordValue } from "./decodeArgs.ts";
+import { namedArgs, stringifyValue } from "./stringifyArgs.ts";
 
 export type DecodedLog = { eventName: string; args: Record<string, unknown> };
 
@@ -12,11 +13,77 @@ export function decodeLog(registry: AbiRegistry, topics: readonly Hex[], data: H
   const topic0 = topics[0];
   if (!topic0) return null;
   for (const event of registry.eventsByTopic.get(topic0.toLowerCase()) ?? []) {
-    const values = decodeEventValues(event, topics, data);
-    if (values) return { eventName: event.name, args: namedArgs(event.inputs, values) };
+    const args = decodeEventArgs(event, topics, data);
+    if (args) return { eventName: event.name, args };
   }
   return null;
 }
+
+/**
+ * `namedArgs(event.inputs, decodeEventValues(event, topics, data))`, or null where that is null. When every
+ * input is static and elementary (or an indexed one stored as its hash), the words are read from the topics
+ * and the data directly, as `decodeArgs` does for calls (see there for why); anything the fast path does not
+ * settle goes to `decodeEventValues`.
+ */
+export function decodeEventArgs(
+  event: AbiEvent,
+  topics: readonly Hex[],
+  data: Hex,
+): Record<string, unknown> | null {
+  const fast = fastEventArgs(event, topics, data);
+  if (fast) return fast;
+  const values = decodeEventValues(event, topics, data);
+  return values && namedArgs(event.inputs, values);
+}
+
+/**
+ * Per event: for each input, the kind of its word or "hash" (indexed and stored as its hash: the topic is
+ * the value), and how many inputs are in the data; null when some input has no fast path.
+ */
+const eventPlans = new WeakMap<AbiEvent, { kinds: readonly (StaticKind | "hash")[]; words: number } | null>();
+
+function eventPlan(event: AbiEvent): { kinds: readonly (StaticKind | "hash")[]; words: number } | null {
+  let plan = eventPlans.get(event);
+  if (plan === undefined) {
+    const kinds = event.inputs.map((input) =>
+      input.indexed && isHashedWhenIndexed(input) ? ("hash" as const) : staticKind(input.type),
+    );
+    plan = kinds.every((k) => k !== null)
+      ? { kinds: kinds as (StaticKind | "hash")[], words: event.inputs.filter((i) => !i.indexed).length }
+      : null;
+    eventPlans.set(event, plan);
+  }
+  return plan;
+}
+
+function fastEventArgs(event: AbiEvent, topics: readonly Hex[], data: Hex): Record<string, unknown> | null {
+  const plan = eventPlan(event);
+  if (plan === null) return null;
+  const { kinds, words } = plan;
+  if (words > 0 && (data.length % 2 !== 0 || data.length < 2 + 64 * words || !HEX.test(data))) return null;
+  const out: Record<string, unknown> = {};
+  let topic = 1;
+  let word = 0;
+  for (let i = 0; i < event.inputs.length; i++) {
+    const input = event.inputs[i]!;
+    const kind = kinds[i]!;
+    let value: string | null;
+    if (input.indexed) {
+      const raw = topics[topic++];
+      if (raw === undefined) return null;
+      if (kind === "hash") value = stringifyValue(raw) as string;
+      else value = TOPIC.test(raw) ? wordValue(kind, raw.slice(2)) : null;
+    } else {
+      const start = 2 + 64 * word++;
+      value = wordValue(kind as StaticKind, data.slice(start, start + 64));
+    }
+    if (value === null) return null;
+    out[input.name || `arg${i}`] = value;
+  }
+  return out;
+}
+
+const TOPIC = /^0x[0-9a-fA-F]{64}$/;
 
 /**
  * The values of `event`'s inputs, in ABI order, or null when the log does not fit it. The same rules as
