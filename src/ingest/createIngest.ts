@@ -52,7 +52,8 @@ export type CommitArgs = {
 
 /** A commit decoded and with its touched call-mode balances read, ready to store (`Ingest.prepare`). */
 export type PreparedCommit = {
-  args: CommitArgs;
+  /** what was asked, less the fetched transactions: `store` needs the decoded ones only */
+  args: Omit<CommitArgs, "transactions">;
   decoded: IndexedTransaction[];
   balances: BalanceReading[];
 };
@@ -162,7 +163,10 @@ export async function createIngest(
       }
     }
     const balances = await readBalances(chain, callPairs, args.balanceBlock, common.logger);
-    return { args, decoded, balances };
+    // A prepared group waiting for its turn does not also hold the fetched transactions (their inputs and
+    // log objects).
+    const { transactions: _fetched, ...rest } = args;
+    return { args: rest, decoded, balances };
   };
 
   const store: Ingest["store"] = async ({ args, decoded, balances }) => {
