@@ -17,12 +17,12 @@ import Fastify from "fastify";
 import { buildApp } from "../src/api/buildApp.ts";
 import { createChainClient } from "../src/chain/createChainClient.ts";
 import { createLocalBroadcaster } from "../src/ingest/broadcaster.ts";
-import { boundHeapGrowth } from "../src/internal/boundHeap.ts";
 import type { Common } from "../src/internal/common.ts";
 import { errorMessage } from "../src/internal/errors.ts";
 import { createLogger } from "../src/internal/logger.ts";
 import { createMetrics } from "../src/internal/metrics.ts";
 import { createShutdown } from "../src/internal/shutdown.ts";
+import { tuneV8 } from "../src/internal/tuneV8.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
 import { apiBenchConfig, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
@@ -36,8 +36,8 @@ import type { LoadRequest, LoadResult } from "./api/loadWorker.ts";
 import type { StandInSetup } from "./api/rpcStandIn.ts";
 import { seedDatabase, verifySeed } from "./api/seed.ts";
 
-// The server runs with the heap growth `protoscan start` runs with.
-boundHeapGrowth();
+// The server runs with the V8 settings `protoscan start` runs with.
+tuneV8();
 
 const cleanups: (() => Promise<unknown>)[] = [];
 const out = (line: string) => process.stdout.write(`${line}\n`);

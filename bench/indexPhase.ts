@@ -9,15 +9,12 @@
  * database's URL from `DATABASE_URL`, never from argv. Writes a `PhaseResult` (or a `CreateResult`) to --out.
  */
 import { writeFile } from "node:fs/promises";
-import { boundHeapGrowth } from "../src/internal/boundHeap.ts";
 import { NonRetryableError } from "../src/internal/errors.ts";
+import { tuneV8 } from "../src/internal/tuneV8.ts";
 import { PHASE_NAMES, type PhaseName } from "./benchArgs.ts";
 import { benchConfig } from "./benchConfig.ts";
 import { readBenchChain } from "./buildChain.ts";
 import type { PhaseMeasurement, PhaseResult } from "./phaseResult.ts";
-
-// Every phase runs with the heap growth `protoscan start` runs with (the floor too: same runtime).
-boundHeapGrowth();
 
 const flags = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i++) {
@@ -39,6 +36,9 @@ const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 
 const phase = required("--phase") as PhaseName;
 if (!PHASE_NAMES.includes(phase)) throw new NonRetryableError(`indexPhase: unknown phase ${phase}`);
+// protoscan's phases run with the V8 settings `protoscan start` runs with (and bench/index.ts starts them with
+// its Node options, NODE_FLAGS); the floor with Node's defaults, at its fastest.
+if (phase !== "floor") tuneV8();
 const out = required("--out");
 
 if (flags.has("--create-only")) {

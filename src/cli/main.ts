@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
-import { boundHeapGrowth } from "../internal/boundHeap.ts";
 import { BaseError, ConfigError, errorMessage } from "../internal/errors.ts";
 import { CODE } from "../internal/repoRoot.ts";
+import { tuneV8 } from "../internal/tuneV8.ts";
 import type { Role } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
 
@@ -148,7 +148,7 @@ function parsePort(value: string): number {
   return port;
 }
 
-boundHeapGrowth();
+tuneV8();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
