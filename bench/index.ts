@@ -15,6 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { compiledModule } from "../scripts/compiled.js";
+import { NODE_FLAGS } from "../scripts/nodeFlags.js";
 import type { Anvil } from "../src/demo/anvil.ts";
 import { errorMessage } from "../src/internal/errors.ts";
 import { type PhaseName, parseBenchArgs } from "./benchArgs.ts";
@@ -55,10 +56,19 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
  */
 const COMPILED_PHASE = compiledModule("bench/indexPhase.js");
 
-/** Run `node dist/bench/indexPhase.js <args>` (or the source through tsx) and wait for it to exit successfully. */
-async function runChild(label: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+/**
+ * Run `node [NODE_FLAGS] dist/bench/indexPhase.js <args>` (or the source through tsx) and wait for it to exit
+ * successfully. protoscan's phases get the Node options protoscan is started with; the floor Node's defaults.
+ */
+async function runChild(
+  label: string,
+  phase: PhaseName,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const script = COMPILED_PHASE ? [fileURLToPath(COMPILED_PHASE)] : ["--import", "tsx", PHASE_SCRIPT];
-  const child = spawn(process.execPath, [...script, ...args], {
+  const options = phase === "floor" ? [] : NODE_FLAGS;
+  const child = spawn(process.execPath, [...options, ...script, ...args], {
     cwd: REPO_ROOT,
     env,
     stdio: ["ignore", "inherit", "inherit"],
@@ -93,12 +103,13 @@ async function runPhase(
     const createOut = join(args.dir, "pglite-create.json");
     await runChild(
       `creating ${dataDir}`,
+      phase,
       ["--phase", phase, "--data-dir", dataDir, "--out", createOut, "--create-only"],
       env,
     );
     create = await readCreateResult(createOut);
   }
-  await runChild(`phase ${phase}`, argv, env);
+  await runChild(`phase ${phase}`, phase, argv, env);
   const result = await readPhaseResult(out);
   return create ? { ...result, create } : result;
 }

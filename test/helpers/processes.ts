@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { NODE_FLAGS } from "../../scripts/nodeFlags.js";
 
 /** One JSON line pino wrote (`msg`, `level`, and whatever fields the call site logged). */
 export type LogLine = Record<string, unknown> & { level?: number; msg?: string };
@@ -42,15 +43,15 @@ const PROTOSCAN_ENV = [
 ];
 
 /**
- * Run `node bin/protoscan.js <args>` from the repository root, as a user would (compiled from dist/ when it
- * matches the sources, else the sources through tsx: docs/development.md, "Build"), with `env` on top of this
- * process' environment minus protoscan's own variables. The child is killed when the test process exits, even
+ * Run `node <NODE_FLAGS> bin/protoscan.js <args>` from the repository root, as `npm start` does (compiled from
+ * dist/ when it matches the sources, else the sources through tsx: docs/development.md, "Build"), with `env` on
+ * top of this process' environment minus protoscan's own variables. The child is killed when the test process exits, even
  * if `stop()` is forgotten.
  */
 export function spawnProtoscan(args: readonly string[], env: Record<string, string>): CliProcess {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of [...PROTOSCAN_ENV, "NODE_OPTIONS"]) delete base[name];
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, BIN, ...args], {
     cwd: REPO,
     env: { ...base, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,2 @@
+// Types of nodeFlags.js for the TypeScript that imports it; see there.
+export declare const NODE_FLAGS: readonly string[];

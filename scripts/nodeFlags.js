@@ -1,0 +1,14 @@
+// @ts-check
+/**
+ * The Node options protoscan is started with: on the command line of `npm start`, `npm run demo` and
+ * `npm run migrate` (package.json), in the shebang of `bin/protoscan.js`, in the process-manager examples of
+ * docs/operations.md, and by the benchmarks and tests that start protoscan. `scripts/nodeFlags.test.ts` checks
+ * that package.json and the shebang say the same as this list.
+ *
+ * - `--max-semi-space-size=4`: V8's young generation at 4 MB per semi-space instead of up to 16. Short-lived
+ *   objects are collected sooner, and the old generation's limit (which counts the young generation) is
+ *   lower: a 10,000-transaction PGlite backfill peaked at 278-294 MB instead of 340-343, for about 5% more
+ *   time (docs/performance.md, "Memory"). Unlike the settings of `src/internal/tuneV8.ts`, V8 reads it only
+ *   when the process starts, so it must be given to Node.
+ */
+export const NODE_FLAGS = ["--max-semi-space-size=4"];
