@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The Node options protoscan is started with: on the command line of `npm start`, `npm run demo` and
- * `npm run migrate` (package.json), in the shebang of `bin/protoscan.js`, in the process-manager examples of
+ * `npm run migrate` (package.json; `npm run bench:api`, whose process serves the API, too), in the shebang of `bin/protoscan.js`, in the process-manager examples of
  * docs/operations.md, and by the benchmarks and tests that start protoscan. `scripts/nodeFlags.test.ts` checks
  * that package.json and the shebang say the same as this list.
  *

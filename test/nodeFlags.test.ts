@@ -10,13 +10,15 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = fileURLToPath(new URL("../bin/protoscan.js", import.meta.url));
 
 describe("NODE_FLAGS", () => {
-  it("start, demo and migrate scripts give Node the options protoscan is started with", () => {
+  it("start, demo, migrate and bench:api scripts give Node the options protoscan is started with", () => {
     const { scripts } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
       scripts: Record<string, string>;
     };
     for (const command of ["start", "demo", "migrate"]) {
       expect(scripts[command]).toBe(`node ${NODE_FLAGS.join(" ")} bin/protoscan.js ${command}`);
     }
+    // bench:api serves the API from its own process: it runs as protoscan would.
+    expect(scripts["bench:api"]).toBe(`node ${NODE_FLAGS.join(" ")} --import tsx bench/api.ts`);
   });
 
   it("bin/protoscan.js run as a program (npx, a PATH install) gets them from its shebang", async () => {
