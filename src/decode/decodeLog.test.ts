@@ -1,6 +1,5 @@
 import {
   type AbiEvent,
-  decodeEventLog,
   encodeAbiParameters,
   encodeEventTopics,
   erc20Abi,
@@ -10,6 +9,7 @@ import {
   parseAbiItem,
 } from "viem";
 import { describe, expect, test } from "vitest";
+import { eventArgsViaViem } from "./_test/viaViem.ts";
 import { decodeEventValues } from "./decodeLog.ts";
 import { namedArgs } from "./stringifyArgs.ts";
 
@@ -21,20 +21,7 @@ const erc721Transfer = parseAbiItem(
 ) as AbiEvent;
 
 /** What decodeLog returned before (viem's strict decodeEventLog, values in ABI order), or null. */
-function viaViem(event: AbiEvent, topics: Hex[], data: Hex): Record<string, unknown> | null {
-  try {
-    const decoded = decodeEventLog({ abi: [event], topics: topics as [Hex, ...Hex[]], data, strict: true });
-    const args = decoded.args as Record<string, unknown> | readonly unknown[] | undefined;
-    const values = event.inputs.map((input, i) =>
-      Array.isArray(args)
-        ? args[i]
-        : (args as Record<string, unknown> | undefined)?.[input.name ?? String(i)],
-    );
-    return namedArgs(event.inputs, values);
-  } catch {
-    return null;
-  }
-}
+const viaViem = eventArgsViaViem;
 
 function ours(event: AbiEvent, topics: Hex[], data: Hex): Record<string, unknown> | null {
   const values = decodeEventValues(event, topics, data);
