@@ -14,24 +14,20 @@ import { namedArgs } from "./stringifyArgs.ts";
  * `decodeArgs.test.ts` checks both agree over generated values.
  */
 export function decodeArgs(params: readonly AbiParameter[], data: Hex): Record<string, unknown> {
-  return decodeWords(params, data, 0) ?? namedArgs(params, decodeAbiParameters(params, data));
+  return decodeWords(params, data) ?? namedArgs(params, decodeAbiParameters(params, data));
 }
 
 /**
- * The named values of `params` read from the 32-byte words of `data` starting at word `first`, or null
- * when that fast path does not apply (see `decodeArgs`): then nothing is decided, the caller asks viem.
+ * The named values of `params` read from the 32-byte words of `data`, or null when that fast path does not
+ * apply (see `decodeArgs`): then nothing is decided, the caller asks viem.
  */
-export function decodeWords(
-  params: readonly AbiParameter[],
-  data: string,
-  first: number,
-): Record<string, unknown> | null {
+function decodeWords(params: readonly AbiParameter[], data: string): Record<string, unknown> | null {
   const kinds = staticKinds(params);
   if (kinds === null || params.length === 0) return null;
-  if (data.length % 2 !== 0 || data.length < 2 + 64 * (first + params.length) || !HEX.test(data)) return null;
+  if (data.length % 2 !== 0 || data.length < 2 + 64 * params.length || !HEX.test(data)) return null;
   const out: Record<string, unknown> = {};
   for (let i = 0; i < params.length; i++) {
-    const start = 2 + 64 * (first + i);
+    const start = 2 + 64 * i;
     const value = wordValue(kinds[i]!, data.slice(start, start + 64));
     if (value === null) return null;
     out[params[i]!.name || `arg${i}`] = value;
