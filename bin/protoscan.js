@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env node
 // protoscan runs its compiled JavaScript from dist/ when `npm run build` (run by `npm install`) built it from
 // the sources as they are now, and otherwise its TypeScript sources through tsx: an edit without a build never
 // runs stale code. Compiled, the process has no loader thread and no transformed copies of every module:
