@@ -23,16 +23,28 @@ export function decodeArgs(params: readonly AbiParameter[], data: Hex): Record<s
  */
 function decodeWords(params: readonly AbiParameter[], data: string): Record<string, unknown> | null {
   const kinds = staticKinds(params);
-  if (kinds === null || params.length === 0) return null;
-  if (data.length % 2 !== 0 || data.length < 2 + 64 * params.length || !HEX.test(data)) return null;
+  if (kinds === null || params.length === 0 || !holdsWords(data, params.length)) return null;
   const out: Record<string, unknown> = {};
   for (let i = 0; i < params.length; i++) {
-    const start = 2 + 64 * i;
-    const value = wordValue(kinds[i]!, data.slice(start, start + 64));
+    const value = wordValue(kinds[i]!, wordAt(data, i));
     if (value === null) return null;
     out[params[i]!.name || `arg${i}`] = value;
   }
   return out;
+}
+
+/**
+ * Whether `data` is hex viem reads without refusing a character (even length, hex digits only) and holds at
+ * least `count` 32-byte words: what the fast paths need before they read words from it.
+ */
+export function holdsWords(data: string, count: number): boolean {
+  return data.length % 2 === 0 && data.length >= 2 + 64 * count && HEX.test(data);
+}
+
+/** The `index`th 32-byte word of `data`, as 64 hex digits without `0x`. */
+export function wordAt(data: string, index: number): string {
+  const start = 2 + 64 * index;
+  return data.slice(start, start + 64);
 }
 
 /** The value of one word as the API serves it, or null where viem would refuse it (then viem decides). */
@@ -61,8 +73,7 @@ export type StaticKind =
   | { type: "bytes"; chars: number }
   | { type: "int"; signed: boolean; small: boolean };
 
-/** Hex data as viem reads it without refusing a character. */
-export const HEX = /^0x[0-9a-fA-F]*$/;
+const HEX = /^0x[0-9a-fA-F]*$/;
 const ZERO_WORD = "0".repeat(64);
 const ONE_WORD = `${"0".repeat(63)}1`;
 const MAX_INT256 = (1n << 255n) - 1n;

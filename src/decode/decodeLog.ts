@@ -1,6 +1,6 @@
 import { type AbiEvent, type AbiParameter, decodeAbiParameters, type Hex } from "viem";
 import type { AbiRegistry } from "./abiRegistry.ts";
-import { HEX, type StaticKind, staticKind, wordValue } from "./decodeArgs.ts";
+import { holdsWords, type StaticKind, staticKind, wordAt, wordValue } from "./decodeArgs.ts";
 import { namedArgs, stringifyValue } from "./stringifyArgs.ts";
 
 export type DecodedLog = { eventName: string; args: Record<string, unknown> };
@@ -60,7 +60,7 @@ function fastEventArgs(event: AbiEvent, topics: readonly Hex[], data: Hex): Reco
   const plan = eventPlan(event);
   if (plan === null) return null;
   const { kinds, words } = plan;
-  if (words > 0 && (data.length % 2 !== 0 || data.length < 2 + 64 * words || !HEX.test(data))) return null;
+  if (words > 0 && !holdsWords(data, words)) return null;
   const out: Record<string, unknown> = {};
   let topic = 1;
   let word = 0;
@@ -74,8 +74,7 @@ function fastEventArgs(event: AbiEvent, topics: readonly Hex[], data: Hex): Reco
       if (kind === "hash") value = stringifyValue(raw) as string;
       else value = TOPIC.test(raw) ? wordValue(kind, raw.slice(2)) : null;
     } else {
-      const start = 2 + 64 * word++;
-      value = wordValue(kind as StaticKind, data.slice(start, start + 64));
+      value = wordValue(kind as StaticKind, wordAt(data, word++));
     }
     if (value === null) return null;
     out[input.name || `arg${i}`] = value;
