@@ -35,7 +35,8 @@ export async function copyRows<T extends PgTable>(
   if (rows.length === 0) return;
   const columns = setColumns(table, rows);
   const data = Buffer.from(copyText(columns, rows as readonly Record<string, unknown>[]));
-  await db.execute(sql`copy ${table} (${columnList(columns)}) from ${data}`);
+  // `.execute()` sends it now (awaiting the query would send it a microtask later): see sendTogether.
+  await db.execute(sql`copy ${table} (${columnList(columns)}) from ${data}`).execute();
 }
 
 /** The rows in COPY's text format: one line per row, values separated by tabs, NULL as `\N`. */

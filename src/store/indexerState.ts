@@ -73,7 +73,8 @@ export async function storedHashes(db: Executor, hashes: readonly string[]): Pro
         transactions.hash,
         hashes.map((h) => h.toLowerCase()),
       ),
-    );
+    )
+    .execute(); // sent now, not a microtask later: see sendTogether
   return new Set(rows.map((r) => r.hash));
 }
 

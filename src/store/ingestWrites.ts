@@ -26,6 +26,7 @@ import {
   tokenTransfers,
   transactions,
 } from "./schema.ts";
+import { sendTogether } from "./sendTogether.ts";
 
 export type BlockRow = typeof blocks.$inferInsert;
 
@@ -74,12 +75,12 @@ export async function commitBatch(db: Db, input: CommitInput): Promise<CommitRes
 }
 
 /**
- * How a commit stores its transactions and their rows: returns the transactions it stored (not stored
- * before) and the transfer rows it stored of them, which alone move balances.
+ * How a commit stores its transactions and their rows, given the ones it found not stored yet: returns the
+ * transactions it stored and the transfer rows it stored of them, which alone move balances.
  */
 type StoreRows = (
   tx: Tx,
-  sorted: readonly IndexedTransaction[],
+  candidates: readonly IndexedTransaction[],
   source: IngestSource,
 ) => Promise<{ inserted: IndexedTransaction[]; transfers: EncodedTransfer[] }>;
 type EncodedTransfer = ReturnType<typeof encodeTransfers>[number];
@@ -95,59 +96,67 @@ async function commitOnce(
     // stay, and no reorg check would find them again. Polling rolls back the orphaned blocks it finds before
     // it commits over them (indexer/indexRange.ts), but a webhook or track-tx commit can store one in between
     // (and could once replace a header; the fault simulation, seed 10): the check runs here, under the lock.
+    // The statements of a commit go out in three pipelines (sendTogether): headers and the hashes stored
+    // already, then the rows, then balances and the cursor.
     const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
-    if (headers.length > 0) {
-      await insertRows(tx, blocks, headers, DO_NOTHING);
-      const stored = await tx
-        .select({ number: blocks.number, hash: blocks.hash })
-        .from(blocks)
-        .where(
-          inArray(
-            blocks.number,
-            headers.map((h) => h.number),
-          ),
-        );
-      const given = new Map(headers.map((h) => [h.number, h.hash]));
-      for (const row of stored) {
-        if (given.get(row.number) !== row.hash)
-          throw new BlockHashConflictError(row.number, row.hash, given.get(row.number) ?? "");
-      }
+    const numbers = headers.map((h) => h.number);
+    const [, stored, already] = await sendTogether(
+      () => insertRows(tx, blocks, headers, DO_NOTHING),
+      () =>
+        numbers.length === 0
+          ? []
+          : tx
+              .select({ number: blocks.number, hash: blocks.hash })
+              .from(blocks)
+              .where(inArray(blocks.number, numbers))
+              .execute(),
+      () =>
+        storedHashes(
+          tx,
+          sorted.map((t) => t.hash),
+        ),
+    );
+    const given = new Map(headers.map((h) => [h.number, h.hash]));
+    for (const row of stored) {
+      if (given.get(row.number) !== row.hash)
+        throw new BlockHashConflictError(row.number, row.hash, given.get(row.number) ?? "");
     }
 
-    const { inserted, transfers } = await storeRows(tx, sorted, input.source);
+    const candidates = sorted.filter((t) => !already.has(t.hash.toLowerCase()));
+    const { inserted, transfers } = await storeRows(tx, candidates, input.source);
     const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
     for (const t of transfers) {
       if (!input.deltaTokens.has(t.tokenAddress)) continue;
       addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
       addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
     }
-    await applyDeltas(tx, [...deltas.values()]);
-    await upsertReadings(tx, input.balances ?? []);
-
-    if (input.cursor) {
-      await tx
-        .insert(indexerCursor)
-        .values({ ...input.cursor, updatedAt: new Date() })
-        .onConflictDoUpdate({
-          target: indexerCursor.name,
-          set: {
-            blockNumber: input.cursor.blockNumber,
-            filterHash: input.cursor.filterHash,
-            updatedAt: new Date(),
-          },
-        });
-    }
-    if (input.outbox) {
-      await writeOutbox(
-        tx,
-        inserted.map((t) => ({
-          kind: "transaction",
-          txHash: t.hash,
-          blockNumber: t.blockNumber,
-          blockHash: t.blockHash,
-        })),
-      );
-    }
+    const { cursor } = input;
+    await sendTogether(
+      () => applyDeltas(tx, [...deltas.values()]),
+      () => upsertReadings(tx, input.balances ?? []),
+      () =>
+        cursor &&
+        tx
+          .insert(indexerCursor)
+          .values({ ...cursor, updatedAt: new Date() })
+          .onConflictDoUpdate({
+            target: indexerCursor.name,
+            set: { blockNumber: cursor.blockNumber, filterHash: cursor.filterHash, updatedAt: new Date() },
+          })
+          .execute(),
+      // Last: it sends three statements, one after the other.
+      () =>
+        input.outbox &&
+        writeOutbox(
+          tx,
+          inserted.map((t) => ({
+            kind: "transaction",
+            txHash: t.hash,
+            blockNumber: t.blockNumber,
+            blockHash: t.blockHash,
+          })),
+        ),
+    );
     return { inserted };
   });
 }
@@ -159,24 +168,28 @@ const DO_NOTHING = { onConflict: sql`on conflict do nothing` };
  * Drizzle's per-value VALUES cost more CPU than the database's own work on a backfill): what is stored
  * already is skipped, row by row, and the statements return what they stored.
  */
-const insertNewRows: StoreRows = async (tx, sorted, source) => {
+const insertNewRows: StoreRows = async (tx, candidates, source) => {
   const rows = await insertRows(
     tx,
     transactions,
-    sorted.map((t) => encodeTransaction(t, source)),
+    candidates.map((t) => encodeTransaction(t, source)),
     { ...DO_NOTHING, returning: sql`returning ${sql.identifier(transactions.hash.name)}` },
   );
   const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
-  const inserted = sorted.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
+  const inserted = candidates.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
 
-  await insertRows(tx, logs, inserted.flatMap(encodeLogs), DO_NOTHING);
   // Balance deltas come from the transfer rows this statement inserted: a row skipped as already stored
   // must never move a balance a second time (nor one of another transaction's, were keys ever to clash).
   const encodedTransfers = inserted.flatMap(encodeTransfers);
-  const insertedTransfers = await insertRows(tx, tokenTransfers, encodedTransfers, {
-    ...DO_NOTHING,
-    returning: sql`returning ${sql.identifier(tokenTransfers.txHash.name)}, ${sql.identifier(tokenTransfers.logIndex.name)}`,
-  });
+  const [, insertedTransfers] = await sendTogether(
+    () => insertRows(tx, logs, inserted.flatMap(encodeLogs), DO_NOTHING),
+    () =>
+      insertRows(tx, tokenTransfers, encodedTransfers, {
+        ...DO_NOTHING,
+        returning: sql`returning ${sql.identifier(tokenTransfers.txHash.name)}, ${sql.identifier(tokenTransfers.logIndex.name)}`,
+      }),
+    () => insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), DO_NOTHING),
+  );
   const transfers =
     insertedTransfers.length === encodedTransfers.length
       ? encodedTransfers
@@ -188,32 +201,29 @@ const insertNewRows: StoreRows = async (tx, sorted, source) => {
             ),
           ),
         );
-  await insertRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions), DO_NOTHING);
   return { inserted, transfers };
 };
 
 /**
- * Store with COPY (PGlite; copyRows): the stored hashes are looked up first, under the ingest lock, so only
- * new transactions are copied, and with them all their rows, which no other transaction's rows share a key
- * with. A row that is stored after all fails the statement (23505), and commitBatch falls back to
- * `insertNewRows`.
+ * Store with COPY (PGlite; copyRows): the candidates are the transactions not stored when the commit looked,
+ * under the ingest lock, so all of them and their rows are copied, which no other transaction's rows share a
+ * key with. A row that is stored after all fails the statement (23505), and commitBatch falls back to
+ * `insertNewRows`. Each table's rows are encoded while the database copies the previous table's.
  */
-const copyNewRows: StoreRows = async (tx, sorted, source) => {
-  const stored = await storedHashes(
-    tx,
-    sorted.map((t) => t.hash),
+const copyNewRows: StoreRows = async (tx, candidates, source) => {
+  const transfers = candidates.flatMap(encodeTransfers);
+  await sendTogether(
+    () =>
+      copyRows(
+        tx,
+        transactions,
+        candidates.map((t) => encodeTransaction(t, source)),
+      ),
+    () => copyRows(tx, logs, candidates.flatMap(encodeLogs)),
+    () => copyRows(tx, tokenTransfers, transfers),
+    () => copyRows(tx, addressTransactions, candidates.flatMap(encodeAddressTransactions)),
   );
-  const inserted = sorted.filter((t) => !stored.has(t.hash.toLowerCase()));
-  const transfers = inserted.flatMap(encodeTransfers);
-  await copyRows(
-    tx,
-    transactions,
-    inserted.map((t) => encodeTransaction(t, source)),
-  );
-  await copyRows(tx, logs, inserted.flatMap(encodeLogs));
-  await copyRows(tx, tokenTransfers, transfers);
-  await copyRows(tx, addressTransactions, inserted.flatMap(encodeAddressTransactions));
-  return { inserted, transfers };
+  return { inserted: [...candidates], transfers };
 };
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -243,8 +253,13 @@ export function ingestTransaction<T>(
   return retryConflicts(() =>
     db.transaction(async (tx) => {
       if (options.unlimited) await tx.execute(sql`set local statement_timeout = 0`);
-      await tx.execute(sql`select pg_advisory_xact_lock(${INGEST_LOCK_KEY.toString()}::bigint)`);
-      return write(tx);
+      // The write's first statements follow the lock's without waiting for its answer: they run once it is
+      // held, and fail with it if it fails.
+      const [, result] = await sendTogether(
+        () => tx.execute(sql`select pg_advisory_xact_lock(${INGEST_LOCK_KEY.toString()}::bigint)`).execute(),
+        () => write(tx),
+      );
+      return result;
     }),
   );
 }

@@ -55,7 +55,8 @@ export async function insertRows<T extends PgTable>(
   const statement = sql`insert into ${table} (${names}) select ${names} from json_populate_recordset(null::${table}, ${json}::json)`;
   if (options.onConflict) statement.append(sql` ${options.onConflict}`);
   if (options.returning) statement.append(sql` ${options.returning}`);
-  const result = await db.execute<Record<string, unknown>>(statement);
+  // `.execute()` sends it now (awaiting the query would send it a microtask later): see sendTogether.
+  const result = await db.execute<Record<string, unknown>>(statement).execute();
   return result.rows;
 }
 
