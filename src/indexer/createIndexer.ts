@@ -127,6 +127,8 @@ export function createIndexer(
     const progress = createProgress(logger);
     let stored = 0;
     let reorgs = 0;
+    /** dropping the deferrable indexes at the start of a first backfill, while the first range is fetched */
+    let deferring: Promise<void> | undefined;
     const start = await readCursor();
     let cursor = start.block;
     let target = cursor;
@@ -146,13 +148,18 @@ export function createIndexer(
         !indexesDeferred &&
         target - cursor >= (deps.deferIndexesMinBlocks ?? DEFER_INDEXES_MIN_BLOCKS)
       ) {
-        const names = await deferIndexes(db);
-        indexesDeferred = true;
-        common.metrics.indexerDeferredIndexes.set(names.length);
-        logger.info(
-          { indexes: names.length, blocks: target - cursor },
-          "first backfill: secondary indexes are built once it has caught up (the API answers from scans until then)",
-        );
+        // Dropped while the first range's headers and logs are fetched: the range's first commit waits for
+        // it (indexRange's `ready`), and so does the rest of the cycle, below, whatever happens.
+        const blocks = target - cursor;
+        deferring = deferIndexes(db).then((names) => {
+          indexesDeferred = true;
+          common.metrics.indexerDeferredIndexes.set(names.length);
+          logger.info(
+            { indexes: names.length, blocks },
+            "first backfill: secondary indexes are built once it has caught up (the API answers from scans until then)",
+          );
+        });
+        deferring.catch(() => undefined);
       }
       progress.begin(cursor, target);
       while (cursor < target) {
@@ -170,7 +177,16 @@ export function createIndexer(
             progress.advance(cursor, inserted);
           };
           await indexRange(
-            { chain, db, ingest, addresses, filterHash, cursorName: CURSOR_NAME, onCommitted },
+            {
+              chain,
+              db,
+              ingest,
+              addresses,
+              filterHash,
+              cursorName: CURSOR_NAME,
+              onCommitted,
+              ...(deferring ? { ready: deferring } : {}),
+            },
             from,
             to,
           );
@@ -195,6 +211,7 @@ export function createIndexer(
           throw error;
         }
       }
+      await deferring;
       if (indexesDeferred) {
         const started = performance.now();
         const names = await buildDeferredIndexes(db);
@@ -230,6 +247,7 @@ export function createIndexer(
       );
       return result("error");
     } finally {
+      await deferring?.catch(() => undefined);
       status.running = false;
       status.lastRunAt = new Date();
       progress.end(cursor);

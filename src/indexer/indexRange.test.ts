@@ -150,6 +150,36 @@ describe("indexRange", () => {
     }
   });
 
+  test("ready: the first commit waits for it, and nothing is committed when it fails", async () => {
+    const from = config.indexer.startBlock;
+    const { db, pipeline, deps, commits } = await setup();
+    try {
+      let commitsWhenReady: number | undefined;
+      const ready = new Promise<void>((resolve) => setTimeout(resolve, 1000)).then(() => {
+        commitsWhenReady = commits.length;
+      });
+      await indexRange({ ...deps, ready }, from, head);
+      expect(commitsWhenReady).toBe(0);
+      expect(commits.length).toBeGreaterThan(1);
+      expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
+    } finally {
+      await pipeline.close();
+      await db.cleanup();
+    }
+
+    const failure = new Error("the indexes could not be dropped");
+    const failed = await setup({ ready: Promise.reject(failure) });
+    try {
+      await expect(indexRange(failed.deps, from, head)).rejects.toBe(failure);
+      expect(failed.commits).toEqual([]);
+      expect(await getCursor(failed.db.database.db, CURSOR)).toBeNull();
+      expect(await storedBlocks(failed.db)).toEqual([]);
+    } finally {
+      await failed.pipeline.close();
+      await failed.db.cleanup();
+    }
+  });
+
   test("error: a failure mid-range keeps the committed groups, and indexing resumes after them", async () => {
     const { db, pipeline, deps, commits } = await setup();
     try {

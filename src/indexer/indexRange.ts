@@ -32,6 +32,11 @@ export type RangeDeps = {
   transactionsPerCommit?: number;
   /** called after each committed group with the cursor it committed and the transactions it stored */
   onCommitted?: (cursor: number, inserted: number) => void;
+  /**
+   * Database work the first commit waits for (and fails with), done while the range is fetched: the
+   * indexer drops the deferrable indexes of a first backfill meanwhile.
+   */
+  ready?: Promise<unknown>;
 };
 
 /**
@@ -49,12 +54,9 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
     from > 0 ? chain.client.getBlock({ blockNumber: BigInt(from - 1) }) : Promise.resolve(null),
     chain.client.getBlock({ blockNumber: BigInt(to) }),
   ]);
-  if (prev) {
-    const stored = await getStoredBlock(db, from - 1);
-    if (stored && stored.hash !== prev.hash?.toLowerCase()) {
-      throw new ReorgDetectedError(from - 1, `stored ${stored.hash}, chain has ${prev.hash}`);
-    }
-  }
+  // Read while the logs are fetched: on PGlite it waits for the database, which may be busy with `ready`.
+  const storedPrev = prev ? getStoredBlock(db, from - 1) : Promise.resolve(null);
+  storedPrev.catch(() => undefined);
   const endHeader = toHeader(end);
 
   // The logs are reduced to the hashes per block at once: a range's logs can be the biggest thing a backfill
@@ -68,6 +70,10 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
     from,
     to,
   );
+  const stored = await storedPrev;
+  if (prev && stored && stored.hash !== prev.hash?.toLowerCase()) {
+    throw new ReorgDetectedError(from - 1, `stored ${stored.hash}, chain has ${prev.hash}`);
+  }
 
   // The range end read before the logs must still be canonical after them, before anything is committed:
   // its logs name its hash (fetchBlockTransactions then checks the block against them); without a log
@@ -122,6 +128,7 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
   let inserted = 0;
   let groupFrom = from;
   try {
+    await deps.ready;
     for (let g = 0; g < groups.length; g++) {
       const group = await inFlight.shift()!;
       const next = g + 1 + PREFETCH;
