@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, inArray, lt, lte } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
+import { equalsAny } from "./equalsAny.ts";
 import type { Executor } from "./insertRows.ts";
 import { blocks, indexerCursor, tokenBalances, tokenState, transactions } from "./schema.ts";
 
@@ -69,9 +70,10 @@ export async function storedHashes(db: Executor, hashes: readonly string[]): Pro
     .select({ hash: transactions.hash })
     .from(transactions)
     .where(
-      inArray(
+      equalsAny(
         transactions.hash,
         hashes.map((h) => h.toLowerCase()),
+        "text",
       ),
     )
     .execute(); // sent now, not a microtask later: see sendTogether

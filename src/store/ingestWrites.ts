@@ -12,6 +12,7 @@ import {
   type IngestSource,
   ZERO_ADDRESS,
 } from "./encode.ts";
+import { equalsAny } from "./equalsAny.ts";
 import { BlockHashConflictError, isUniqueViolation } from "./errors.ts";
 import { storedHashes } from "./indexerState.ts";
 import { insertRows } from "./insertRows.ts";
@@ -108,7 +109,7 @@ async function commitOnce(
           : tx
               .select({ number: blocks.number, hash: blocks.hash })
               .from(blocks)
-              .where(inArray(blocks.number, numbers))
+              .where(equalsAny(blocks.number, numbers, "int8"))
               .execute(),
       () =>
         storedHashes(
