@@ -13,14 +13,19 @@ export type BenchArgs = {
   jsonPath: string | null;
   /** run every phase this many times, interleaved, and report each phase's median run (`--rounds`, 1) */
   rounds: number;
+  /** a git ref whose PGlite disk phase runs too, alternately with this tree's (`--baseline`) */
+  baseline: string | null;
 };
 
 export const PHASE_NAMES = ["floor", "pglite-disk", "pglite-memory", "postgres"] as const;
 export type PhaseName = (typeof PHASE_NAMES)[number];
+/** What a report row measured: a phase of this tree, or `baseline`, another commit's PGlite disk phase. */
+export type RunName = PhaseName | "baseline";
 
 const USAGE = `usage: npm run bench:index -- [--count N] [--per-block N] [--floor-concurrency N] [--rounds N]
-       [--phases floor,pglite-disk,pglite-memory,postgres] [--json results.json]
-PostgreSQL is measured when DATABASE_URL is set (a fresh database is created on that server and dropped).`;
+       [--phases floor,pglite-disk,pglite-memory,postgres] [--baseline <git ref>] [--json results.json]
+PostgreSQL is measured when DATABASE_URL is set (a fresh database is created on that server and dropped).
+--baseline also runs that commit's PGlite disk phase, compiled, in every round, after this tree's.`;
 
 /** Parse the command line of `npm run bench:index`; `--help` throws the usage text. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -31,6 +36,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     phases: null,
     jsonPath: null,
     rounds: 1,
+    baseline: null,
   };
   parseFlags(argv, USAGE, (flag, read) => {
     if (flag === "--count") args.count = read.integer();
@@ -39,6 +45,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     else if (flag === "--phases") args.phases = read.oneOf(PHASE_NAMES, "phase");
     else if (flag === "--rounds") args.rounds = read.integer();
     else if (flag === "--json") args.jsonPath = read.text();
+    else if (flag === "--baseline") args.baseline = read.text();
     else return false;
     return true;
   });

@@ -49,11 +49,24 @@ describe("bench:index and bench:api command lines", () => {
       phases: null,
       jsonPath: null,
       rounds: 1,
+      baseline: null,
     });
-    expect(parseBenchArgs(["--count", "20", "--phases", "floor,postgres", "--rounds", "3"])).toMatchObject({
+    expect(
+      parseBenchArgs([
+        "--count",
+        "20",
+        "--phases",
+        "floor,postgres",
+        "--rounds",
+        "3",
+        "--baseline",
+        "main~2",
+      ]),
+    ).toMatchObject({
       count: 20,
       phases: ["floor", "postgres"],
       rounds: 3,
+      baseline: "main~2",
     });
     expect(parseApiBenchArgs(["--warmup", "0", "--only", "tx,recent", "--data-dir", "d"])).toMatchObject({
       warmupSeconds: 0,

@@ -4,8 +4,9 @@
  * Builds one anvil chain with N mixed protocol transactions, then runs each phase against it in its own
  * process (so peak RSS is per phase): (a) a bare viem fetch of the same logs, transactions and receipts;
  * (b) protoscan's backfill into PGlite on disk and in memory://; (c) into a fresh PostgreSQL database when
- * DATABASE_URL is set. Prints transactions/s, the ratio b/a, JSON-RPC requests and Alchemy compute units per
- * transaction, peak RSS, and PASS/MISS per target. See docs/performance.md.
+ * DATABASE_URL is set; with `--baseline <git ref>`, that commit's (b) on disk too, alternately. Prints
+ * transactions/s, the ratio b/a, JSON-RPC requests and Alchemy compute units per transaction, peak RSS, and
+ * PASS/MISS per target. See docs/performance.md.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -18,7 +19,8 @@ import { compiledModule } from "../scripts/compiled.js";
 import { NODE_FLAGS } from "../scripts/nodeFlags.js";
 import type { Anvil } from "../src/demo/anvil.ts";
 import { errorMessage } from "../src/internal/errors.ts";
-import { type PhaseName, parseBenchArgs } from "./benchArgs.ts";
+import { type Baseline, prepareBaseline } from "./baseline.ts";
+import { type PhaseName, parseBenchArgs, type RunName } from "./benchArgs.ts";
 import { buildChain, writeBenchChain } from "./buildChain.ts";
 import {
   type CreateResult,
@@ -34,6 +36,7 @@ const REPO_ROOT = dirname(dirname(PHASE_SCRIPT));
 
 const children = new Set<ChildProcess>();
 let anvil: Anvil | undefined;
+let baseline: Baseline | undefined;
 let work: string | undefined;
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -41,6 +44,7 @@ async function cleanup(): Promise<void> {
   for (const child of children) child.kill("SIGTERM");
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
   await anvil?.stop();
+  await baseline?.remove();
   if (work) await rm(work, { recursive: true, force: true });
 }
 
@@ -62,11 +66,16 @@ const COMPILED_PHASE = compiledModule("bench/indexPhase.js");
  */
 async function runChild(
   label: string,
-  phase: PhaseName,
+  phase: RunName,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<void> {
-  const script = COMPILED_PHASE ? [fileURLToPath(COMPILED_PHASE)] : ["--import", "tsx", PHASE_SCRIPT];
+  const script =
+    phase === "baseline" && baseline
+      ? [baseline.phaseScript]
+      : COMPILED_PHASE
+        ? [fileURLToPath(COMPILED_PHASE)]
+        : ["--import", "tsx", PHASE_SCRIPT];
   const options = phase === "floor" ? [] : NODE_FLAGS;
   const child = spawn(process.execPath, [...options, ...script, ...args], {
     cwd: REPO_ROOT,
@@ -84,13 +93,15 @@ async function runChild(
 
 /**
  * Run one phase in child processes of its own and read its result. pglite-disk takes two: one creates and
- * migrates the data directory, the next backfills into it (the peak RSS of each is reported).
+ * migrates the data directory, the next backfills into it (the peak RSS of each is reported). `baseline` is
+ * the baseline commit's pglite-disk phase.
  */
 async function runPhase(
-  phase: PhaseName,
+  run: RunName,
   args: { chainFile: string; dir: string; floorConcurrency: number; databaseUrl?: string },
 ): Promise<PhaseResult> {
-  const out = join(args.dir, `${phase}.json`);
+  const phase: PhaseName = run === "baseline" ? "pglite-disk" : run;
+  const out = join(args.dir, `${run}.json`);
   const argv = ["--phase", phase, "--chain", args.chainFile, "--out", out];
   argv.push("--floor-concurrency", String(args.floorConcurrency));
   const env = { ...process.env };
@@ -98,19 +109,19 @@ async function runPhase(
   if (args.databaseUrl) env.DATABASE_URL = args.databaseUrl;
   let create: CreateResult | undefined;
   if (phase === "pglite-disk") {
-    const dataDir = join(args.dir, "pglite");
+    const dataDir = join(args.dir, `${run}-pglite`);
     argv.push("--data-dir", dataDir);
-    const createOut = join(args.dir, "pglite-create.json");
+    const createOut = join(args.dir, `${run}-create.json`);
     await runChild(
       `creating ${dataDir}`,
-      phase,
+      run,
       ["--phase", phase, "--data-dir", dataDir, "--out", createOut, "--create-only"],
       env,
     );
     create = await readCreateResult(createOut);
   }
-  await runChild(`phase ${phase}`, phase, argv, env);
-  const result = await readPhaseResult(out);
+  await runChild(`phase ${run}`, run, argv, env);
+  const result = { ...(await readPhaseResult(out)), phase: run };
   return create ? { ...result, create } : result;
 }
 
@@ -136,13 +147,22 @@ async function freshPostgresDatabase(serverUrl: string): Promise<string> {
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
   const serverUrl = process.env.DATABASE_URL || undefined;
-  const phases = args.phases ?? [
+  const selected = args.phases ?? [
     "floor",
     "pglite-disk",
     "pglite-memory",
     ...(serverUrl ? (["postgres"] as const) : []),
   ];
   work = await mkdtemp(join(tmpdir(), "protoscan-bench-"));
+  if (args.baseline) {
+    process.stdout.write(`building the baseline ${args.baseline}…\n`);
+    baseline = await prepareBaseline(REPO_ROOT, args.baseline, join(work, "baseline"));
+  }
+  // The baseline's run follows this tree's PGlite disk run in every round, on the same chain.
+  const phases: RunName[] = selected.flatMap((p) =>
+    p === "pglite-disk" && baseline ? (["pglite-disk", "baseline"] as const) : [p],
+  );
+  if (baseline && !phases.includes("baseline")) phases.push("baseline");
   process.stdout.write(`building the chain: ${args.count} transactions, ${args.perBlock} per block…\n`);
   const built = await buildChain({ count: args.count, perBlock: args.perBlock });
   anvil = built.anvil;
@@ -150,7 +170,7 @@ async function main(): Promise<void> {
   await writeBenchChain(chainFile, built.chain);
 
   // Rounds interleave the phases, so that a burst of load on a shared machine hits all of them alike.
-  const runs = new Map<PhaseName, PhaseResult[]>(phases.map((p) => [p, []]));
+  const runs = new Map<RunName, PhaseResult[]>(phases.map((p) => [p, []]));
   const load = [loadavg()[0] ?? 0];
   for (let round = 1; round <= args.rounds; round++) {
     const dir = join(work, `round-${round}`);
@@ -175,7 +195,7 @@ async function main(): Promise<void> {
   }
   const results = phases.map((phase) => medianRun(runs.get(phase) ?? []));
 
-  process.stdout.write(`\n${formatReport(built.chain, results)}\n`);
+  process.stdout.write(`\n${formatReport(built.chain, results, baseline)}\n`);
   process.stdout.write(
     `\nphases ran ${COMPILED_PHASE ? "compiled JavaScript from dist/" : "TypeScript through tsx (dist/ is missing or stale: npm run build)"}`,
   );

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { NonRetryableError } from "../src/internal/errors.ts";
-import type { PhaseName } from "./benchArgs.ts";
+import type { RunName } from "./benchArgs.ts";
 
 /** What a phase measured, in its own process. */
 export type PhaseMeasurement = {
@@ -23,7 +23,7 @@ export type PhaseMeasurement = {
 
 /** A phase's measurement plus the peak resident set size of its process. */
 export type PhaseResult = PhaseMeasurement & {
-  phase: PhaseName;
+  phase: RunName;
   /** `process.resourceUsage().maxRSS` of the phase's process, in MiB */
   peakRssMb: number;
   /**

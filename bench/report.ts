@@ -17,6 +17,7 @@ const LABELS: Record<PhaseResult["phase"], string> = {
   "pglite-disk": "(b) protoscan -> PGlite on disk",
   "pglite-memory": "(b) protoscan -> PGlite memory://",
   postgres: "(c) protoscan -> PostgreSQL",
+  baseline: "(b) baseline -> PGlite on disk",
 };
 
 const perSecond = (r: PhaseResult) => r.transactions / r.seconds;
@@ -28,12 +29,12 @@ export function ratioToFloor(result: PhaseResult, floor: PhaseResult | undefined
   return perSecond(floor) / perSecond(result);
 }
 
-/** Check every target that applies to each protoscan phase. */
+/** Check every target that applies to each protoscan phase of this tree (not the floor, not a baseline). */
 export function checkTargets(results: readonly PhaseResult[]): TargetCheck[] {
   const floor = results.find((r) => r.phase === "floor");
   const checks: TargetCheck[] = [];
   for (const r of results) {
-    if (r.phase === "floor") continue;
+    if (r.phase === "floor" || r.phase === "baseline") continue;
     const ratio = ratioToFloor(r, floor);
     if (ratio !== null && r.phase.startsWith("pglite")) {
       checks.push({
@@ -63,8 +64,32 @@ export function checkTargets(results: readonly PhaseResult[]): TargetCheck[] {
   return checks;
 }
 
+/**
+ * This tree's PGlite disk phase against the baseline's (`--baseline`), from their median runs, or null
+ * without both.
+ */
+export function compareToBaseline(
+  results: readonly PhaseResult[],
+  baseline: { ref: string; commit: string },
+): string | null {
+  const ours = results.find((r) => r.phase === "pglite-disk");
+  const theirs = results.find((r) => r.phase === "baseline");
+  if (!ours || !theirs) return null;
+  const change = (a: number, b: number) => `${a > b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)}%`;
+  return [
+    `against the baseline ${baseline.ref} (${baseline.commit.slice(0, 12)}), PGlite on disk, median runs:`,
+    `seconds ${ours.seconds.toFixed(2)} vs ${theirs.seconds.toFixed(2)} (${change(ours.seconds, theirs.seconds)}),`,
+    `CPU s ${ours.cpuSeconds.toFixed(2)} vs ${theirs.cpuSeconds.toFixed(2)} (${change(ours.cpuSeconds, theirs.cpuSeconds)}),`,
+    `peak RSS MB ${ours.peakRssMb.toFixed(0)} vs ${theirs.peakRssMb.toFixed(0)}`,
+  ].join(" ");
+}
+
 /** The results table and the target checks, as printed by `npm run bench:index`. */
-export function formatReport(chain: BenchChain, results: readonly PhaseResult[]): string {
+export function formatReport(
+  chain: BenchChain,
+  results: readonly PhaseResult[],
+  baseline?: { ref: string; commit: string },
+): string {
   const floor = results.find((r) => r.phase === "floor");
   const head = [
     "phase",
@@ -122,6 +147,7 @@ export function formatReport(chain: BenchChain, results: readonly PhaseResult[])
           ]
         : []),
     ]),
+    ...(baseline ? ["", compareToBaseline(results, baseline) ?? "no baseline run to compare with"] : []),
     "",
     "targets:",
     ...checkTargets(results).map((c) => {
