@@ -168,9 +168,12 @@ describe("indexRange", () => {
     }
 
     const failure = new Error("the indexes could not be dropped");
-    const failed = await setup({ ready: Promise.reject(failure) });
+    const failed = await setup();
     try {
-      await expect(indexRange(failed.deps, from, head)).rejects.toBe(failure);
+      // As the indexer does: the failure is observed by the range, not left unhandled until then.
+      const ready = Promise.reject(failure);
+      ready.catch(() => undefined);
+      await expect(indexRange({ ...failed.deps, ready }, from, head)).rejects.toBe(failure);
       expect(failed.commits).toEqual([]);
       expect(await getCursor(failed.db.database.db, CURSOR)).toBeNull();
       expect(await storedBlocks(failed.db)).toEqual([]);
