@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
+import { describe, expect, test } from "vitest";
+import { testDatabaseUrl, useTestDatabase } from "../../test/helpers/db.ts";
 import { logRows, transactionRow } from "./_test/rows.ts";
 import { canCopyRows, copyRows } from "./copyRows.ts";
 import { isUniqueViolation } from "./errors.ts";
@@ -19,13 +19,7 @@ const transaction = (hash: string, overrides: Parameters<typeof transactionRow>[
   });
 
 describe("copyRows", () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.cleanup();
-  });
+  const db = useTestDatabase();
 
   test("default: PGlite copies, node-postgres does not", () => {
     expect(canCopyRows(db.database.db)).toBe(db.database.kind === "pglite");

@@ -2,7 +2,12 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
+import {
+  createTestDatabase,
+  type TestDatabase,
+  testDatabaseUrl,
+  useTestDatabase,
+} from "../../test/helpers/db.ts";
 import { ALICE, swapTransaction } from "../realtime/_test/fixtures.ts";
 import type { Db } from "./createDatabase.ts";
 import {
@@ -123,13 +128,7 @@ describe("deferredIndexes", () => {
 });
 
 describe.skipIf(testDatabaseUrl() === undefined)("deferredIndexes on PostgreSQL", () => {
-  let tdb: TestDatabase;
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await tdb?.cleanup();
-  });
+  const tdb = useTestDatabase();
 
   test("behavior: a build waits for another holder of the ingest lock longer than the statement timeout", async () => {
     const before = await ingestIndexes(tdb.database.db);

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { describe, expect, test } from "vitest";
+import { useTestDatabase } from "../../test/helpers/db.ts";
 import { namedArgs } from "../decode/stringifyArgs.ts";
 import { logRows, transactionRow } from "./_test/rows.ts";
 import { insertRows } from "./insertRows.ts";
@@ -8,13 +8,7 @@ import { blocks, logs, transactions } from "./schema.ts";
 
 const HASH = `0x${"ab".repeat(32)}`;
 describe("insertRows", () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.cleanup();
-  });
+  const db = useTestDatabase();
 
   test("default: every column type round-trips exactly, defaults fill omitted columns", async () => {
     const row = transactionRow(HASH);

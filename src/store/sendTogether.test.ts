@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { describe, expect, test } from "vitest";
+import { useTestDatabase } from "../../test/helpers/db.ts";
 import { transactionRow } from "./_test/rows.ts";
 import { isUniqueViolation } from "./errors.ts";
 import { storedHashes } from "./indexerState.ts";
@@ -11,13 +11,7 @@ import { sendTogether } from "./sendTogether.ts";
 const hash = (byte: string) => `0x${byte.repeat(32)}`;
 
 describe("sendTogether", () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.cleanup();
-  });
+  const db = useTestDatabase();
 
   test("default: the statements run in the order of the functions, and the results come back in that order", async () => {
     const [inserted, selected, stored] = await db.database.db.transaction((tx) =>

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { createSilentLogger, type Logger } from "../../src/internal/logger.ts";
 import { createDatabase, type Database } from "../../src/store/createDatabase.ts";
 import { migrate } from "../../src/store/migrate.ts";
@@ -72,6 +73,21 @@ export async function createTestDatabase(
     }
   }
   return { database, url: url.toString(), cleanup };
+}
+
+/**
+ * A fresh database for the tests of the enclosing `describe` (or file): created before the first, cleaned up
+ * after the last. Returns the TestDatabase, filled in once `beforeAll` has run, so tests read `db.database`.
+ */
+export function useTestDatabase(): TestDatabase {
+  const db = {} as TestDatabase;
+  beforeAll(async () => {
+    Object.assign(db, await createTestDatabase());
+  });
+  afterAll(async () => {
+    await db.cleanup?.();
+  });
+  return db;
 }
 
 let snapshot: Promise<Blob> | undefined;
