@@ -25,7 +25,7 @@ export type RunName = PhaseName | "baseline";
 const USAGE = `usage: npm run bench:index -- [--count N] [--per-block N] [--floor-concurrency N] [--rounds N]
        [--phases floor,pglite-disk,pglite-memory,postgres] [--baseline <git ref>] [--json results.json]
 PostgreSQL is measured when DATABASE_URL is set (a fresh database is created on that server and dropped).
---baseline also runs that commit's PGlite disk phase, compiled, in every round, after this tree's.`;
+--baseline also runs that commit's PGlite disk phase, compiled, next to this tree's in every round.`;
 
 /** Parse the command line of `npm run bench:index`; `--help` throws the usage text. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {

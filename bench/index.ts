@@ -158,11 +158,18 @@ async function main(): Promise<void> {
     process.stdout.write(`building the baseline ${args.baseline}…\n`);
     baseline = await prepareBaseline(REPO_ROOT, args.baseline, join(work, "baseline"));
   }
-  // The baseline's run follows this tree's PGlite disk run in every round, on the same chain.
+  // The baseline's run is next to this tree's PGlite disk run in every round, on the same chain: after it in
+  // odd rounds, before it in even ones, so that neither always runs on the other's warm page cache.
   const phases: RunName[] = selected.flatMap((p) =>
     p === "pglite-disk" && baseline ? (["pglite-disk", "baseline"] as const) : [p],
   );
   if (baseline && !phases.includes("baseline")) phases.push("baseline");
+  const inRound = (round: number): RunName[] =>
+    round % 2 === 1
+      ? phases
+      : phases.flatMap((p): RunName[] =>
+          p === "baseline" ? [] : p === "pglite-disk" && baseline ? ["baseline", "pglite-disk"] : [p],
+        );
   process.stdout.write(`building the chain: ${args.count} transactions, ${args.perBlock} per block…\n`);
   const built = await buildChain({ count: args.count, perBlock: args.perBlock });
   anvil = built.anvil;
@@ -175,7 +182,7 @@ async function main(): Promise<void> {
   for (let round = 1; round <= args.rounds; round++) {
     const dir = join(work, `round-${round}`);
     await mkdir(dir);
-    for (const phase of phases) {
+    for (const phase of inRound(round)) {
       process.stdout.write(`round ${round}/${args.rounds}: phase ${phase}…\n`);
       let databaseUrl: string | undefined;
       if (phase === "postgres") {
