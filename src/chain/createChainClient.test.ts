@@ -84,7 +84,10 @@ describe("createChainClient", () => {
 
     const { requests, computeUnits } = chain.stats();
     expect(requests.eth_chainId).toBe(1);
-    expect(requests.eth_getTransactionReceipt).toBe(2);
+    // One per transaction waited for, and more when anvil mines after viem's first poll (it did under CI's
+    // load): how often viem polls is timing; the count must be what reached the node.
+    expect(requests.eth_getTransactionReceipt).toBeGreaterThanOrEqual(2);
+    expect(requests.eth_getTransactionReceipt).toBe(proxy.counts.eth_getTransactionReceipt);
     expect(requests.eth_blockNumber).toBe(1);
     expect(requests.eth_getLogs).toBe(1);
     expect(requests.eth_call).toBe(1);
