@@ -164,12 +164,11 @@ async function main(): Promise<void> {
     p === "pglite-disk" && baseline ? (["pglite-disk", "baseline"] as const) : [p],
   );
   if (baseline && !phases.includes("baseline")) phases.push("baseline");
+  const swap: Partial<Record<RunName, RunName>> = { "pglite-disk": "baseline", baseline: "pglite-disk" };
   const inRound = (round: number): RunName[] =>
-    round % 2 === 1
+    round % 2 === 1 || !phases.includes("pglite-disk") || !phases.includes("baseline")
       ? phases
-      : phases.flatMap((p): RunName[] =>
-          p === "baseline" ? [] : p === "pglite-disk" && baseline ? ["baseline", "pglite-disk"] : [p],
-        );
+      : phases.map((p) => swap[p] ?? p);
   process.stdout.write(`building the chain: ${args.count} transactions, ${args.perBlock} per block…\n`);
   const built = await buildChain({ count: args.count, perBlock: args.perBlock });
   anvil = built.anvil;

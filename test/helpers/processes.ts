@@ -45,8 +45,8 @@ const PROTOSCAN_ENV = [
 /**
  * Run `node <NODE_FLAGS> bin/protoscan.js <args>` from the repository root, as `npm start` does (compiled from
  * dist/ when it matches the sources, else the sources through tsx: docs/development.md, "Build"), with `env` on
- * top of this process' environment minus protoscan's own variables. The child is killed when the test process exits, even
- * if `stop()` is forgotten.
+ * top of this process' environment minus protoscan's own variables. The child is killed when the test process
+ * exits, even if `stop()` is forgotten.
  */
 export function spawnProtoscan(args: readonly string[], env: Record<string, string>): CliProcess {
   const base: NodeJS.ProcessEnv = { ...process.env };
