@@ -113,6 +113,31 @@ describe("createPgliteThread", () => {
     expect(rows.rows).toEqual([]);
   });
 
+  test("behavior: statements sent behind a BEGIN that fails are refused, never run outside the transaction", async () => {
+    // A transaction left aborted by a statement outside the client's transaction(): its BEGIN then fails.
+    await client.exec("BEGIN");
+    await expect(client.query("select 1 / 0")).rejects.toMatchObject({ code: "22012" });
+    let firstStatement: unknown;
+    const error = await client
+      .transaction(async (tx) => {
+        // Sent without waiting for the BEGIN: refused, not run in autocommit.
+        firstStatement = await tx.query("insert into items (id) values (3)").catch((e: unknown) => e);
+        throw firstStatement;
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBe(firstStatement);
+    expect(error).toMatchObject({
+      message: expect.stringMatching(/^not run: the transaction's BEGIN failed/),
+    });
+    // The transaction's ROLLBACK ran: the connection is usable, and the insert never happened.
+    expect((await client.query("select id from items where id = 3")).rows).toEqual([]);
+    await client.transaction(async (tx) => {
+      await tx.query("insert into items (id) values (3)");
+    });
+    expect((await client.query("select id from items where id = 3")).rows).toEqual([{ id: 3 }]);
+    await client.query("delete from items where id = 3");
+  });
+
   test("error: PostgreSQL errors keep their fields", async () => {
     const error = await client.query("select nope from items").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);

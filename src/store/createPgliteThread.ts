@@ -199,7 +199,11 @@ export async function createPgliteThread(options: {
     },
     transaction<T>(callback: (tx: Transaction) => Promise<T>) {
       return exclusive(async () => {
-        await exec("BEGIN");
+        // BEGIN is not waited for: the callback's statements queue behind it in the worker and run once it
+        // has, without a round trip through this event loop first. Should it fail, the worker refuses them
+        // (pgliteWorker.js), so none runs outside the transaction.
+        const begun = exec("BEGIN");
+        begun.catch(() => undefined);
         let done = false;
         const tx: Transaction = {
           query: (text, params, queryOptions) => query(text, params, queryOptions),
@@ -222,6 +226,7 @@ export async function createPgliteThread(options: {
         };
         try {
           const result = await callback(tx);
+          await begun;
           if (!done) await exec("COMMIT");
           done = true;
           return result;

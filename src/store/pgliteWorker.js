@@ -73,9 +73,25 @@ try {
 /** @type {Map<string, () => Promise<void>>} */
 const unlisten = new Map();
 
+/**
+ * Why the last BEGIN failed, until its transaction's ROLLBACK (or COMMIT) comes. The client sends a
+ * transaction's statements without waiting for its BEGIN (createPgliteThread.ts): they are refused, so that
+ * none runs outside the transaction it was meant for.
+ * @type {unknown}
+ */
+let failedBegin;
+const ENDS = /^(ROLLBACK|COMMIT)$/;
+
 port.on("message", async (message) => {
   const { id, op } = message;
   try {
+    if (failedBegin !== undefined) {
+      if (op === "exec" && ENDS.test(message.text)) failedBegin = undefined;
+      else if (op === "query" || op === "exec") {
+        const reason = failedBegin instanceof Error ? failedBegin.message : String(failedBegin);
+        throw new Error(`not run: the transaction's BEGIN failed (${reason})`);
+      }
+    }
     if (op === "query") {
       const result = await pg.query(message.text, message.params, {
         rowMode: message.rowMode,
@@ -85,7 +101,10 @@ port.on("message", async (message) => {
       });
       port.postMessage({ id, result });
     } else if (op === "exec") {
-      const result = await pg.exec(message.text, { parsers: rawParsers(message.raw) });
+      const result = await pg.exec(message.text, { parsers: rawParsers(message.raw) }).catch((error) => {
+        if (message.text === "BEGIN") failedBegin = error;
+        throw error;
+      });
       port.postMessage({ id, result });
     } else if (op === "listen") {
       const { channel } = message;
