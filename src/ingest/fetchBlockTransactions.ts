@@ -1,4 +1,13 @@
-import type { Block, Hash, Transaction, TransactionReceipt } from "viem";
+import {
+  type Block,
+  BlockNotFoundError,
+  type Hash,
+  numberToHex,
+  type RpcBlock,
+  type RpcTransaction,
+  type RpcTransactionReceipt,
+  TransactionReceiptNotFoundError,
+} from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Address } from "../config/schema.ts";
 import type { ChainTransaction } from "../decode/decodeTransaction.ts";
@@ -30,16 +39,16 @@ export async function fetchBlockTransactions(
 ): Promise<FetchedBlock> {
   const wanted = new Set(hashes.map((h) => h.toLowerCase()));
   const [block, receipts] = await Promise.all([
-    chain.client.getBlock({ blockNumber: BigInt(blockNumber), includeTransactions: true }),
+    getFullBlock(chain, blockNumber),
     wanted.size >= 2
-      ? chain.client.getBlockReceipts({ blockNumber: BigInt(blockNumber) })
-      : Promise.all([...wanted].map((hash) => chain.client.getTransactionReceipt({ hash: hash as Hash }))),
+      ? getBlockReceipts(chain, blockNumber)
+      : Promise.all([...wanted].map((hash) => getReceipt(chain, hash as Hash))),
   ]);
-  const header = toHeader(block);
+  const header = rpcHeader(block);
   if (expectedBlockHash && header.hash !== expectedBlockHash.toLowerCase()) {
     throw new ReorgDetectedError(blockNumber, `logs saw ${expectedBlockHash}, block is ${header.hash}`);
   }
-  const receiptByHash = new Map<string, TransactionReceipt>();
+  const receiptByHash = new Map<string, RpcTransactionReceipt>();
   for (const receipt of receipts) {
     if (receipt.blockHash.toLowerCase() !== header.hash || Number(receipt.blockNumber) !== header.number) {
       throw new ReorgDetectedError(
@@ -51,7 +60,7 @@ export async function fetchBlockTransactions(
   }
 
   const transactions: ChainTransaction[] = [];
-  for (const tx of block.transactions as Transaction[]) {
+  for (const tx of block.transactions) {
     const hash = tx.hash.toLowerCase();
     if (!wanted.has(hash)) continue;
     const receipt = receiptByHash.get(hash);
@@ -62,6 +71,42 @@ export async function fetchBlockTransactions(
     throw new ReorgDetectedError(blockNumber, "block does not contain every transaction its logs named");
   }
   return { header, transactions };
+}
+
+/*
+ * Blocks and receipts are read as the node's JSON (RpcBlock, RpcTransactionReceipt) and converted here, once,
+ * to what decoding needs (`toChainTransaction`): viem's formatters would first copy every field of every
+ * transaction, receipt and log into objects of their own (nonces, signatures, blooms…), a backfill's largest
+ * garbage (docs/performance.md, "Indexer backfill"). The answers are checked by the chain client as viem's
+ * would be (chain/validateRpcResult.ts).
+ */
+
+/** `eth_getBlockByNumber` with full transactions. */
+export async function getFullBlock(
+  chain: ChainClient,
+  blockNumber: number,
+): Promise<RpcBlock<"latest", true>> {
+  const block = await chain.request<RpcBlock<"latest", true> | null>("eth_getBlockByNumber", [
+    numberToHex(blockNumber),
+    true,
+  ]);
+  if (!block) throw new BlockNotFoundError({ blockNumber: BigInt(blockNumber) });
+  return block;
+}
+
+async function getBlockReceipts(chain: ChainClient, blockNumber: number): Promise<RpcTransactionReceipt[]> {
+  const receipts = await chain.request<RpcTransactionReceipt[] | null>("eth_getBlockReceipts", [
+    numberToHex(blockNumber),
+  ]);
+  if (!receipts) throw new BlockNotFoundError({ blockNumber: BigInt(blockNumber) });
+  return receipts;
+}
+
+/** `eth_getTransactionReceipt`; `TransactionReceiptNotFoundError` when the node has none (not mined). */
+export async function getReceipt(chain: ChainClient, hash: Hash): Promise<RpcTransactionReceipt> {
+  const receipt = await chain.request<RpcTransactionReceipt | null>("eth_getTransactionReceipt", [hash]);
+  if (!receipt) throw new TransactionReceiptNotFoundError({ hash });
+  return receipt;
 }
 
 export function toHeader(block: Pick<Block, "number" | "hash" | "parentHash" | "timestamp">): BlockHeader {
@@ -76,37 +121,57 @@ export function toHeader(block: Pick<Block, "number" | "hash" | "parentHash" | "
   };
 }
 
-/** Join a transaction and its receipt into the domain shape decoding works on (lowercase addresses). */
+/** `toHeader` of the node's JSON. */
+export function rpcHeader(
+  block: Pick<RpcBlock, "number" | "hash" | "parentHash" | "timestamp">,
+): BlockHeader {
+  if (block.number === null || block.hash === null) {
+    throw new ReorgDetectedError(-1, "pending block has no number or hash");
+  }
+  return toHeader({
+    number: BigInt(block.number),
+    hash: block.hash,
+    parentHash: block.parentHash,
+    timestamp: BigInt(block.timestamp),
+  });
+}
+
+/**
+ * Join a transaction and its receipt, as the node gave them, into the domain shape decoding works on
+ * (lowercase addresses, bigint amounts): the one place RPC hex becomes domain values on the ingest path.
+ */
 export function toChainTransaction(
   header: BlockHeader,
-  tx: Transaction,
-  receipt: TransactionReceipt,
+  tx: RpcTransaction,
+  receipt: RpcTransactionReceipt,
 ): ChainTransaction {
+  const index = Number(receipt.transactionIndex);
   if (
     receipt.transactionHash.toLowerCase() !== tx.hash.toLowerCase() ||
-    (tx.transactionIndex !== null && receipt.transactionIndex !== tx.transactionIndex)
+    (tx.transactionIndex !== null && Number(tx.transactionIndex) !== index)
   ) {
     throw new ReorgDetectedError(
       header.number,
-      `receipt ${receipt.transactionHash} (index ${receipt.transactionIndex}) does not match ${tx.hash} (index ${tx.transactionIndex})`,
+      `receipt ${receipt.transactionHash} (index ${index}) does not match ${tx.hash} (index ${tx.transactionIndex === null ? null : Number(tx.transactionIndex)})`,
     );
   }
+  const gasPrice = receipt.effectiveGasPrice ?? tx.gasPrice;
   return {
     hash: tx.hash.toLowerCase() as Hash,
     blockNumber: header.number,
     blockHash: header.hash,
-    transactionIndex: receipt.transactionIndex,
+    transactionIndex: index,
     blockTimestamp: header.timestamp,
     from: lower(tx.from),
     to: tx.to ? lower(tx.to) : null,
     input: tx.input,
-    value: tx.value,
-    gasUsed: receipt.gasUsed,
-    effectiveGasPrice: receipt.effectiveGasPrice ?? tx.gasPrice ?? 0n,
-    status: receipt.status === "success",
+    value: BigInt(tx.value),
+    gasUsed: BigInt(receipt.gasUsed),
+    effectiveGasPrice: gasPrice ? BigInt(gasPrice) : 0n,
+    status: receipt.status === "0x1",
     contractAddress: receipt.contractAddress ? lower(receipt.contractAddress) : null,
     logs: receipt.logs.map((log) => ({
-      logIndex: log.logIndex,
+      logIndex: Number(log.logIndex),
       address: lower(log.address),
       topics: log.topics,
       data: log.data,

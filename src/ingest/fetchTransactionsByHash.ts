@@ -1,8 +1,14 @@
-import { type Hash, type Transaction, type TransactionReceipt, TransactionReceiptNotFoundError } from "viem";
+import { type Hash, type RpcTransactionReceipt, TransactionReceiptNotFoundError } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { ChainTransaction } from "../decode/decodeTransaction.ts";
 import { ReorgDetectedError } from "./errors.ts";
-import { type BlockHeader, toChainTransaction, toHeader } from "./fetchBlockTransactions.ts";
+import {
+  type BlockHeader,
+  getFullBlock,
+  getReceipt,
+  rpcHeader,
+  toChainTransaction,
+} from "./fetchBlockTransactions.ts";
 
 export type FetchedByHash = {
   transactions: ChainTransaction[];
@@ -24,38 +30,37 @@ export async function fetchTransactionsByHash(
   const unique = [...new Set(hashes.map((h) => h.toLowerCase() as Hash))];
   const results = await Promise.all(
     unique.map((hash) =>
-      chain.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      getReceipt(chain, hash).catch((error: unknown) => {
         if (error instanceof TransactionReceiptNotFoundError) return null;
         throw error;
       }),
     ),
   );
   const pending: Hash[] = [];
-  const byBlock = new Map<bigint, TransactionReceipt[]>();
+  const byBlock = new Map<number, RpcTransactionReceipt[]>();
   results.forEach((receipt, i) => {
     if (!receipt) {
       pending.push(unique[i]!);
       return;
     }
-    const list = byBlock.get(receipt.blockNumber);
+    const number = Number(receipt.blockNumber);
+    const list = byBlock.get(number);
     if (list) list.push(receipt);
-    else byBlock.set(receipt.blockNumber, [receipt]);
+    else byBlock.set(number, [receipt]);
   });
 
   const blocks = await Promise.all(
-    [...byBlock.keys()].map((blockNumber) =>
-      chain.client.getBlock({ blockNumber, includeTransactions: true }),
-    ),
+    [...byBlock.keys()].map((blockNumber) => getFullBlock(chain, blockNumber)),
   );
   const transactions: ChainTransaction[] = [];
   const headers: BlockHeader[] = [];
   for (const block of blocks) {
-    const header = toHeader(block);
+    const header = rpcHeader(block);
     headers.push(header);
-    const txByHash = new Map((block.transactions as Transaction[]).map((tx) => [tx.hash.toLowerCase(), tx]));
-    const receipts = byBlock.get(BigInt(header.number)) ?? [];
+    const txByHash = new Map(block.transactions.map((tx) => [tx.hash.toLowerCase(), tx]));
+    const receipts = byBlock.get(header.number) ?? [];
     // Receipts fetched one by one are checked against each other too: one block's logs never share an index.
-    const logIndexes = receipts.flatMap((r) => r.logs.map((l) => l.logIndex));
+    const logIndexes = receipts.flatMap((r) => r.logs.map((l) => Number(l.logIndex)));
     if (new Set(logIndexes).size !== logIndexes.length) {
       throw new ReorgDetectedError(header.number, "receipts of one block repeat a log index");
     }
