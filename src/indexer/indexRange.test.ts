@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { type Hash, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
@@ -10,8 +10,10 @@ import { resolveConfig } from "../config/resolveConfig.ts";
 import type { Config } from "../config/schema.ts";
 import { generateTransactions } from "../demo/activity.ts";
 import { demoConfigFile } from "../demo/demoConfig.ts";
+import { swapTransaction } from "../realtime/_test/fixtures.ts";
 import { getCursor } from "../store/indexerState.ts";
-import { transactions } from "../store/schema.ts";
+import { commitBatch } from "../store/ingestWrites.ts";
+import { blocks, transactions } from "../store/schema.ts";
 import { scannedAddresses } from "./createIndexer.ts";
 import { indexRange, type RangeDeps, splitGroups } from "./indexRange.ts";
 
@@ -180,6 +182,72 @@ describe("indexRange", () => {
     } finally {
       await failed.pipeline.close();
       await failed.db.cleanup();
+    }
+  });
+
+  test("behavior: blocks webhooks stored ahead of the cursor: an orphaned one is rolled back, a canonical one stays", async () => {
+    const { db, pipeline, deps } = await setup();
+    try {
+      const from = config.indexer.startBlock;
+      const all = await pipeline.chain.client.getLogs({
+        address: [...deps.addresses],
+        fromBlock: BigInt(from),
+        toBlock: BigInt(head),
+      });
+      const withLogs = new Set(all.map((l) => Number(l.blockNumber)));
+      // Two blocks without a scanned log (deployments of the demo) and one with logs, in another group.
+      const [quiet, stale] = Array.from({ length: head - from + 1 }, (_, i) => from + i).filter(
+        (n) => !withLogs.has(n),
+      );
+      expect(stale).toBeDefined();
+      const busy = [...withLogs].sort((a, b) => a - b)[6]!;
+      const canonical = await pipeline.chain.client.getBlock({ blockNumber: BigInt(quiet!) });
+      const orphan = swapTransaction({
+        hash: `0x${"0f".repeat(32)}`,
+        blockNumber: busy,
+        blockHash: `0x${"0e".repeat(32)}`,
+      });
+      await commitBatch(db.database.db, {
+        source: "webhook",
+        transactions: [orphan],
+        blocks: [
+          { number: busy, hash: orphan.blockHash, parentHash: orphan.blockHash, timestamp: new Date() },
+          {
+            number: quiet!,
+            hash: canonical.hash.toLowerCase(),
+            parentHash: canonical.parentHash.toLowerCase(),
+            timestamp: new Date(Number(canonical.timestamp) * 1000),
+          },
+          {
+            number: stale!,
+            hash: `0x${"0d".repeat(32)}`,
+            parentHash: orphan.blockHash,
+            timestamp: new Date(),
+          },
+        ],
+        deltaTokens: pipeline.ingest.deltaTokens,
+      });
+
+      await indexRange(deps, from, head);
+      expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
+      const stored = await db.database.db
+        .select({ number: blocks.number, hash: blocks.hash })
+        .from(blocks)
+        .where(inArray(blocks.number, [quiet!, stale!, busy]))
+        .orderBy(blocks.number);
+      const busyHash = (await pipeline.chain.client.getBlock({ blockNumber: BigInt(busy) })).hash;
+      // The orphaned headers are gone (a block without a scanned log is not stored again), the canonical stays.
+      expect(stored).toEqual([
+        { number: quiet, hash: canonical.hash.toLowerCase() },
+        { number: busy, hash: busyHash.toLowerCase() },
+      ]);
+      const removed = pipeline.events.flatMap((e) => (e.type === "removed" ? [e.removed.hash] : []));
+      expect(removed).toEqual([orphan.hash]);
+      await pipeline.ingest.refreshBalances(head);
+      expect(await mismatches(db, from)).toEqual([]);
+    } finally {
+      await pipeline.close();
+      await db.cleanup();
     }
   });
 

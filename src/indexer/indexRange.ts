@@ -4,7 +4,8 @@ import type { Ingest, PreparedCommit } from "../ingest/createIngest.ts";
 import { ReorgDetectedError } from "../ingest/errors.ts";
 import { type BlockHeader, fetchBlockTransactions, toHeader } from "../ingest/fetchBlockTransactions.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { getStoredBlock, getStoredBlocksInRange } from "../store/indexerState.ts";
+import { StoredBlocksUnverifiedError } from "../store/errors.ts";
+import { getStoredBlock } from "../store/indexerState.ts";
 
 /**
  * Blocks fetched together and committed together: each is one or two calls (block with transactions, and
@@ -54,7 +55,8 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
     from > 0 ? chain.client.getBlock({ blockNumber: BigInt(from - 1) }) : Promise.resolve(null),
     chain.client.getBlock({ blockNumber: BigInt(to) }),
   ]);
-  // Read while the logs are fetched: on PGlite it waits for the database, which may be busy with `ready`.
+  // Read while the logs and the first groups are fetched: on PGlite it waits for the database, which may be
+  // busy with `ready`. Checked before the first commit.
   const storedPrev = prev ? getStoredBlock(db, from - 1) : Promise.resolve(null);
   storedPrev.catch(() => undefined);
   const endHeader = toHeader(end);
@@ -70,11 +72,6 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
     from,
     to,
   );
-  const stored = await storedPrev;
-  if (prev && stored && stored.hash !== prev.hash?.toLowerCase()) {
-    throw new ReorgDetectedError(from - 1, `stored ${stored.hash}, chain has ${prev.hash}`);
-  }
-
   // The range end read before the logs must still be canonical after them, before anything is committed:
   // its logs name its hash (fetchBlockTransactions then checks the block against them); without a log
   // there, its hash is read again. A reorg between the headers and eth_getLogs that leaves no log in that
@@ -129,6 +126,10 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
   let groupFrom = from;
   try {
     await deps.ready;
+    const stored = await storedPrev;
+    if (prev && stored && stored.hash !== prev.hash?.toLowerCase()) {
+      throw new ReorgDetectedError(from - 1, `stored ${stored.hash}, chain has ${prev.hash}`);
+    }
     for (let g = 0; g < groups.length; g++) {
       const group = await inFlight.shift()!;
       const next = g + 1 + PREFETCH;
@@ -205,29 +206,43 @@ export function splitGroups(
   return groups;
 }
 
+/** Attempts at committing a group whose span keeps holding new unverified blocks (webhooks storing ahead). */
+const MAX_VERIFY_ATTEMPTS = 3;
+
 /**
  * Commit a prepared group of [from, group.to] with the cursor at `group.to` (its headers include the range
  * end's, checked canonical after the logs, when it is the range's last group).
+ *
+ * Webhooks and track-tx may have stored blocks in the span ahead of the cursor, some of them orphaned since.
+ * The commit checks the span under the ingest lock (`StoredBlocksUnverifiedError`): then the blocks it named
+ * are read from the chain, the orphaned ones rolled back, the canonical ones vouched for, and the commit runs
+ * again. A span holding no such block costs nothing more than the commit.
  */
 async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup): Promise<number> {
-  const { chain, db, ingest } = deps;
-  const to = group.to;
-  // Blocks stored ahead of the cursor by webhooks or track-tx: drop those the canonical chain replaced.
-  const ahead = await getStoredBlocksInRange(db, from - 1, to);
-  if (ahead.length > 0) {
-    const known = new Map(group.headers.map((h) => [h.number, h.hash as string]));
-    const unknown = ahead.filter((b) => !known.has(b.number));
-    const headers = await Promise.all(
-      unknown.map((b) => chain.client.getBlock({ blockNumber: BigInt(b.number) })),
-    );
-    headers.forEach((h, i) => {
-      known.set(unknown[i]!.number, h.hash?.toLowerCase() ?? "");
-    });
-    const orphaned = ahead.filter((b) => known.get(b.number) !== b.hash).map((b) => b.number);
-    if (orphaned.length > 0) await ingest.rollback({ numbers: orphaned });
+  const { chain, ingest } = deps;
+  const brought = new Map(group.headers.map((h) => [h.number, h.hash as string]));
+  const verified = new Map<number, string>();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const inserted = await ingest.store(group.prepared, { span: { from, to: group.to, verified } });
+      return inserted.length;
+    } catch (error) {
+      if (!(error instanceof StoredBlocksUnverifiedError)) throw error;
+      if (attempt === MAX_VERIFY_ATTEMPTS) {
+        // Run the range again (the indexer's reorg path), as for any block that changed under it.
+        throw new ReorgDetectedError(error.blocks[0]?.number ?? from, error.message);
+      }
+      const unknown = error.blocks.filter((b) => !brought.has(b.number));
+      const headers = await Promise.all(
+        unknown.map((b) => chain.client.getBlock({ blockNumber: BigInt(b.number) })),
+      );
+      headers.forEach((h, i) => {
+        verified.set(unknown[i]!.number, h.hash?.toLowerCase() ?? "");
+      });
+      const orphaned = error.blocks
+        .filter((b) => (brought.get(b.number) ?? verified.get(b.number)) !== b.hash)
+        .map((b) => b.number);
+      if (orphaned.length > 0) await ingest.rollback({ numbers: orphaned });
+    }
   }
-  // A webhook or track-tx commit can store an orphaned block between this check and the commit, which then
-  // refuses to replace its header (ReorgDetectedError): the range is run again, and the check drops the block.
-  const inserted = await ingest.store(group.prepared);
-  return inserted.length;
 }

@@ -15,7 +15,10 @@ import { BlockHashConflictError } from "../store/errors.ts";
 import { getHoldersReadAfter, getStaleHolders, storedHashes } from "../store/indexerState.ts";
 import {
   type BalanceReading,
+  type CommitSpan,
   commitBatch,
+  type EncodedRows,
+  encodeCommitRows,
   type RemovedTransaction,
   removeBlocks,
   touchBalances,
@@ -56,6 +59,8 @@ export type PreparedCommit = {
   args: Omit<CommitArgs, "transactions">;
   decoded: IndexedTransaction[];
   balances: BalanceReading[];
+  /** the decoded transactions' rows, encoded for the commit (PGlite; store/ingestWrites.ts) */
+  encoded: EncodedRows | undefined;
 };
 
 export type HashOutcome =
@@ -82,8 +87,11 @@ export type Ingest = {
    * prepares the next group of blocks while the database stores the current one (indexer/indexRange.ts).
    */
   prepare(args: CommitArgs): Promise<PreparedCommit>;
-  /** Throws `ReorgDetectedError` when a block it brings is stored under another hash (nothing is stored). */
-  store(prepared: PreparedCommit): Promise<IndexedTransaction[]>;
+  /**
+   * Throws `ReorgDetectedError` when a block it brings is stored under another hash, and with a `span`,
+   * `StoredBlocksUnverifiedError` for the blocks stored in it that it cannot vouch for (nothing is stored).
+   */
+  store(prepared: PreparedCommit, options?: { span?: CommitSpan }): Promise<IndexedTransaction[]>;
   /** Fetch, decode and store transactions known by hash (webhooks, track-tx). */
   ingestHashes(hashes: readonly Hash[], source: IngestSource, hint?: string): Promise<HashOutcome[]>;
   /**
@@ -162,14 +170,17 @@ export async function createIngest(
         if (t.to !== ZERO_ADDRESS) callPairs.push({ token: t.token, holder: t.to });
       }
     }
-    const balances = await readBalances(chain, callPairs, args.balanceBlock, common.logger);
+    const reading = readBalances(chain, callPairs, args.balanceBlock, common.logger);
+    // Encoded while the balances are read: the commit then sends its rows as they are.
+    const encoded = encodeCommitRows(db, decoded, args.source);
+    const balances = await reading;
     // A prepared group waiting for its turn does not also hold the fetched transactions (their inputs and
     // log objects).
     const { transactions: _fetched, ...rest } = args;
-    return { args: rest, decoded, balances };
+    return { args: rest, decoded, balances, encoded };
   };
 
-  const store: Ingest["store"] = async ({ args, decoded, balances }) => {
+  const store: Ingest["store"] = async ({ args, decoded, balances, encoded }, options = {}) => {
     // A polling commit moves the cursor: every cached holder of a token not scanned in full is read again at
     // the new indexed block, since its balance also moves in transactions protoscan never stores.
     let readings = balances;
@@ -197,6 +208,8 @@ export async function createIngest(
       balances: readings,
       ...(args.cursor ? { cursor: args.cursor } : {}),
       outbox,
+      encoded,
+      span: options.span,
     }).catch((error: unknown) => {
       if (error instanceof BlockHashConflictError)
         throw new ReorgDetectedError(error.blockNumber, error.message);

@@ -32,19 +32,45 @@ export async function copyRows<T extends PgTable>(
   table: T,
   rows: readonly T["$inferInsert"][],
 ): Promise<void> {
-  if (rows.length === 0) return;
+  await copyEncoded(db, encodeCopy(table, rows));
+}
+
+/** Rows of one table in COPY's text format, with the columns they set: what `copyEncoded` sends. */
+export type EncodedCopy = { table: PgTable; columns: [string, Column][]; data: Buffer };
+
+/**
+ * `copyRows` in two steps, so that the rows can be encoded ahead of the statement (the polling indexer encodes
+ * a group while the previous one is stored): `encodeCopy` turns the rows into COPY's text (null for none),
+ * `copyEncoded` sends it.
+ */
+export function encodeCopy<T extends PgTable>(
+  table: T,
+  rows: readonly T["$inferInsert"][],
+): EncodedCopy | null {
+  if (rows.length === 0) return null;
   const columns = setColumns(table, rows);
-  const data = Buffer.from(copyText(columns, rows as readonly Record<string, unknown>[]));
+  return { table, columns, data: copyBytes(columns, rows as readonly Record<string, unknown>[]) };
+}
+
+export async function copyEncoded(db: Executor, encoded: EncodedCopy | null): Promise<void> {
+  if (encoded === null) return;
+  const { table, columns, data } = encoded;
   // `.execute()` sends it now (awaiting the query would send it a microtask later): see sendTogether.
   await db.execute(sql`copy ${table} (${columnList(columns)}) from ${data}`).execute();
 }
 
-/** The rows in COPY's text format: one line per row, values separated by tabs, NULL as `\N`. */
-export function copyText(
+/**
+ * The rows in COPY's text format, as UTF-8 bytes: one line per row, values separated by tabs, NULL as `\N`.
+ * Each line is written to the bytes as soon as it is made, so that a table's text never lives as strings
+ * (a group's rows held as strings until a final join outlived V8's young generation, and its old one
+ * collected them).
+ */
+export function copyBytes(
   columns: readonly (readonly [string, Column])[],
   rows: readonly Record<string, unknown>[],
-): string {
-  const parts: string[] = [];
+): Buffer {
+  let bytes = Buffer.allocUnsafe(Math.max(1024, rows.length * 256));
+  let length = 0;
   for (const row of rows) {
     let line = "";
     for (let i = 0; i < columns.length; i++) {
@@ -52,10 +78,20 @@ export function copyText(
       if (i > 0) line += "\t";
       line += copyValue(row[key], column);
     }
-    parts.push(line);
+    line += "\n";
+    // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
+    if (length + line.length * 3 > bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(bytes.length * 2, length + line.length * 3));
+      bytes.copy(grown, 0, 0, length);
+      bytes = grown;
+    }
+    length += bytes.write(line, length);
   }
-  parts.push("");
-  return parts.join("\n");
+  // Exactly the bytes written, in memory of their own: a view (or a small Buffer from Node's shared pool) would
+  // carry the rest of its memory to the database thread with it.
+  const exact = Buffer.allocUnsafeSlow(length);
+  bytes.copy(exact, 0, 0, length);
+  return exact;
 }
 
 function copyValue(value: unknown, column: Column): string {

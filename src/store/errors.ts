@@ -32,6 +32,22 @@ export class BlockHashConflictError extends RetryableError {
   }
 }
 
+/**
+ * A polling commit found blocks stored in the span it covers that it cannot vouch for: stored under another
+ * hash than the one it brings, or not brought at all and not read from the chain yet (a webhook or track-tx
+ * commit stored them ahead of the cursor). Nothing is committed; the indexer reads those blocks from the
+ * chain, rolls back the orphaned ones and commits again (indexer/indexRange.ts).
+ */
+export class StoredBlocksUnverifiedError extends RetryableError {
+  override name = "StoredBlocksUnverifiedError";
+  readonly blocks: readonly { number: number; hash: string }[];
+
+  constructor(blocks: readonly { number: number; hash: string }[]) {
+    super(`blocks ${blocks.map((b) => b.number).join(", ")} are stored but not verified against the chain`);
+    this.blocks = blocks;
+  }
+}
+
 /** The driver error behind Drizzle's `DrizzleQueryError` wrapper (whose message is the whole query). */
 export function driverErrorOf(error: unknown): unknown {
   let current = error;

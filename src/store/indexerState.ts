@@ -34,15 +34,6 @@ export async function getStoredBlocksDesc(db: Db, atOrBelow: number, limit: numb
     .limit(limit);
 }
 
-/** Stored headers in (from, to]: blocks stored ahead of the cursor by webhooks or track-tx. */
-export async function getStoredBlocksInRange(db: Db, from: number, to: number): Promise<StoredBlock[]> {
-  return db
-    .select({ number: blocks.number, hash: blocks.hash, parentHash: blocks.parentHash })
-    .from(blocks)
-    .where(and(gt(blocks.number, from), lte(blocks.number, to)))
-    .orderBy(blocks.number);
-}
-
 export type TokenBalanceMode = { token: string; mode: "delta" | "call"; fromBlock: number };
 
 /** How each token's balances are kept (decided once, when the indexer first sees the token). */

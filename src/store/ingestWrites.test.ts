@@ -1,13 +1,27 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
 import { DEMO, ROUTER, USDC } from "../decode/testRegistry.ts";
 import { ALICE, BOB, swapTransaction } from "../realtime/_test/fixtures.ts";
 import type { Db } from "./createDatabase.ts";
-import { BlockHashConflictError } from "./errors.ts";
-import { type CommitInput, commitBatch, INGEST_LOCK_KEY, removeBlocks } from "./ingestWrites.ts";
-import { blocks, indexerCursor, tokenBalances, tokenTransfers } from "./schema.ts";
+import { BlockHashConflictError, StoredBlocksUnverifiedError } from "./errors.ts";
+import {
+  type CommitInput,
+  commitBatch,
+  encodeCommitRows,
+  INGEST_LOCK_KEY,
+  removeBlocks,
+} from "./ingestWrites.ts";
+import {
+  addressTransactions,
+  blocks,
+  indexerCursor,
+  logs,
+  tokenBalances,
+  tokenTransfers,
+  transactions,
+} from "./schema.ts";
 
 let testDb: TestDatabase;
 let db: Db;
@@ -87,6 +101,121 @@ describe("commitBatch: block headers", () => {
     await commitBatch(db, batch("poll", [header(30, hash("bb")), header(31, hash("cc"))], 31));
     expect([await storedHash(30), await storedHash(31)]).toEqual([hash("bb"), hash("cc")]);
     expect((await db.select().from(indexerCursor))[0]?.blockNumber).toBe(31);
+  });
+});
+
+describe("commitBatch: a polling commit's span", () => {
+  const span = (from: number, to: number, verified?: Map<number, string>) => ({
+    span: { from, to, ...(verified ? { verified } : {}) },
+  });
+
+  test("behavior: a block stored in the span that the commit does not bring fails it until verified", async () => {
+    await commitBatch(db, batch("webhook", [header(52, hash("52"))]));
+    const error = await commitBatch(db, {
+      ...batch("poll", [header(51, hash("51")), header(53, hash("53"))], 53),
+      ...span(50, 53),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoredBlocksUnverifiedError);
+    expect(error).toMatchObject({ blocks: [{ number: 52, hash: hash("52") }] });
+    // Nothing of it is stored: neither its headers nor its cursor.
+    expect(await storedHash(51)).toBeUndefined();
+    expect(await db.select().from(indexerCursor)).toEqual([]);
+
+    // Read from the chain and found canonical, the block is vouched for, and the commit goes through.
+    await commitBatch(db, {
+      ...batch("poll", [header(51, hash("51")), header(53, hash("53"))], 53),
+      ...span(50, 53, new Map([[52, hash("52")]])),
+    });
+    expect([await storedHash(51), await storedHash(52), await storedHash(53)]).toEqual([
+      hash("51"),
+      hash("52"),
+      hash("53"),
+    ]);
+    expect((await db.select().from(indexerCursor))[0]?.blockNumber).toBe(53);
+  });
+
+  test("behavior: a header stored under another hash, or a verified block that differs, is named too", async () => {
+    await commitBatch(db, batch("webhook", [header(61, hash("aa")), header(62, hash("62"))]));
+    const error = await commitBatch(db, {
+      ...batch("poll", [header(61, hash("61"))], 62),
+      ...span(60, 62, new Map([[62, hash("bb")]])),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoredBlocksUnverifiedError);
+    expect(error).toMatchObject({
+      blocks: [
+        { number: 61, hash: hash("aa") },
+        { number: 62, hash: hash("62") },
+      ],
+    });
+  });
+
+  test("default: blocks stored outside the span do not matter", async () => {
+    await commitBatch(db, batch("webhook", [header(70, hash("70")), header(74, hash("74"))]));
+    await commitBatch(db, { ...batch("poll", [header(72, hash("72"))], 73), ...span(71, 73) });
+    expect((await db.select().from(indexerCursor))[0]?.blockNumber).toBe(73);
+  });
+});
+
+describe("commitBatch: rows encoded ahead", () => {
+  test("default: a commit of encoded rows stores what one encoding them itself does", async () => {
+    await removeBlocks(db, { after: -1 }, new Set());
+    const first = swapTransaction({
+      hash: hash("f1") as `0x${string}`,
+      blockHash: hash("b8") as `0x${string}`,
+      blockNumber: 80,
+      transactionIndex: 0,
+    });
+    const second = swapTransaction({
+      hash: hash("f2") as `0x${string}`,
+      blockHash: hash("b9") as `0x${string}`,
+      blockNumber: 81,
+      transactionIndex: 3,
+    });
+    const deltaTokens = new Set([DEMO.toLowerCase(), USDC.toLowerCase()]);
+    const input = (t: typeof first, number: number): CommitInput => ({
+      source: "poll",
+      transactions: [t],
+      blocks: [header(number, t.blockHash)],
+      deltaTokens,
+    });
+    const encoded = encodeCommitRows(db, [second], "poll");
+    expect(encoded === undefined).toBe(testDb.database.kind === "postgres");
+    await commitBatch(db, input(first, 80));
+    await commitBatch(db, { ...input(second, 81), encoded });
+
+    const rowsOf = async (txHash: string) => ({
+      transaction: await db.select().from(transactions).where(eq(transactions.hash, txHash)),
+      logs: await db.select().from(logs).where(eq(logs.txHash, txHash)).orderBy(logs.logIndex),
+      transfers: await db
+        .select()
+        .from(tokenTransfers)
+        .where(eq(tokenTransfers.txHash, txHash))
+        .orderBy(tokenTransfers.logIndex),
+      parties: await db
+        .select()
+        .from(addressTransactions)
+        .where(eq(addressTransactions.txHash, txHash))
+        .orderBy(addressTransactions.address),
+    });
+    // The same rows but for the keys, the block and the time they were stored.
+    const comparable = (rows: Awaited<ReturnType<typeof rowsOf>>) =>
+      JSON.stringify(rows, (key, value) =>
+        ["hash", "txHash", "blockNumber", "transactionIndex", "storedAt", "blockHash"].includes(key)
+          ? undefined
+          : typeof value === "bigint"
+            ? value.toString()
+            : value,
+      );
+    const [a, b] = [await rowsOf(first.hash), await rowsOf(second.hash)];
+    expect(a.transaction).toHaveLength(1);
+    expect(b.logs.map((l) => l.logIndex)).toEqual([0, 1]);
+    expect(comparable(b)).toBe(comparable(a));
+    // Both moved the balances: two swaps of 1 DEMO from Alice.
+    const [alice] = await db
+      .select()
+      .from(tokenBalances)
+      .where(and(eq(tokenBalances.holder, ALICE), eq(tokenBalances.tokenAddress, DEMO.toLowerCase())));
+    expect(alice?.balance).toBe(-2n * 10n ** 18n);
   });
 });
 

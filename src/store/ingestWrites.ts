@@ -1,8 +1,8 @@
-import { and, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import type { Address } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
 import { groupBy } from "../internal/groupBy.ts";
-import { canCopyRows, copyRows } from "./copyRows.ts";
+import { canCopyRows, copyEncoded, type EncodedCopy, encodeCopy } from "./copyRows.ts";
 import type { Db } from "./createDatabase.ts";
 import {
   encodeAddressTransactions,
@@ -13,7 +13,7 @@ import {
   ZERO_ADDRESS,
 } from "./encode.ts";
 import { equalsAny } from "./equalsAny.ts";
-import { BlockHashConflictError, isUniqueViolation } from "./errors.ts";
+import { BlockHashConflictError, isUniqueViolation, StoredBlocksUnverifiedError } from "./errors.ts";
 import { storedHashes } from "./indexerState.ts";
 import { insertRows } from "./insertRows.ts";
 import { writeOutbox } from "./outbox.ts";
@@ -34,6 +34,13 @@ export type BlockRow = typeof blocks.$inferInsert;
 /** A balance read from the chain (`balanceOf` at `blockNumber`), for tokens kept in `call` mode. */
 export type BalanceReading = { token: Address; holder: Address; balance: bigint; blockNumber: number };
 
+/**
+ * The blocks a polling commit covers, `[from, to]`: every block stored there must be one the commit brings,
+ * under the same hash, or one of `verified` (blocks read from the chain since the last attempt), or the commit
+ * fails with `StoredBlocksUnverifiedError`. The check runs under the ingest lock, in the commit's own pipeline.
+ */
+export type CommitSpan = { from: number; to: number; verified?: ReadonlyMap<number, string> };
+
 export type CommitInput = {
   source: IngestSource;
   /** decoded transactions, any order; already-stored hashes are skipped silently */
@@ -48,6 +55,10 @@ export type CommitInput = {
   cursor?: { name: string; blockNumber: number; filterHash: string };
   /** announce the stored transactions in the fan-out outbox, in the same transaction (PostgreSQL) */
   outbox?: boolean;
+  /** the rows of `transactions`, encoded ahead by `encodeCommitRows` (encoded in the commit when absent) */
+  encoded?: EncodedRows | undefined;
+  /** polling: the blocks the commit covers (CommitSpan); without it only its own headers are checked */
+  span?: CommitSpan | undefined;
 };
 
 export type CommitResult = {
@@ -56,107 +67,129 @@ export type CommitResult = {
 };
 
 /**
+ * The rows of a commit's transactions in COPY's text format (PGlite), one per table, made by
+ * `encodeCommitRows` from the same transactions the commit is given.
+ */
+export type EncodedRows = { readonly copies: readonly (EncodedCopy | null)[] };
+
+/**
+ * Encode the rows of `transactions` for the commit that will store them, or undefined where commits do not
+ * copy (PostgreSQL). The polling indexer encodes a group while the previous one is stored, so that the
+ * commit's statements go out at once (docs/performance.md, "Indexer backfill").
+ */
+export function encodeCommitRows(
+  db: Db,
+  transactions: readonly IndexedTransaction[],
+  source: IngestSource,
+): EncodedRows | undefined {
+  return canCopyRows(db) ? encodeRows(uniqueInOrder(transactions), source) : undefined;
+}
+
+function encodeRows(sorted: readonly IndexedTransaction[], source: IngestSource): EncodedRows {
+  return {
+    copies: [
+      encodeCopy(
+        transactions,
+        sorted.map((t) => encodeTransaction(t, source)),
+      ),
+      encodeCopy(logs, sorted.flatMap(encodeLogs)),
+      encodeCopy(tokenTransfers, sorted.flatMap(encodeTransfers)),
+      encodeCopy(addressTransactions, sorted.flatMap(encodeAddressTransactions)),
+    ],
+  };
+}
+
+/** Each hash once (the last given wins), in block order. */
+function uniqueInOrder(given: readonly IndexedTransaction[]): IndexedTransaction[] {
+  return [...new Map(given.map((t) => [t.hash.toLowerCase(), t])).values()].sort(
+    (a, b) => a.blockNumber - b.blockNumber || a.transactionIndex - b.transactionIndex,
+  );
+}
+
+/**
  * Store one committed batch atomically (SPEC §2): transactions, their logs, transfers and address index,
  * block headers, balance changes and the cursor, in one database transaction. Idempotent: a transaction
  * already stored is skipped with its logs and transfers, so its balance deltas are never applied twice.
+ *
+ * On PGlite every statement of the commit goes out at once (`copyCommit`), optimistically: the rows are
+ * copied as new. A transaction stored already fails the copy (nothing is applied), and the commit runs again
+ * the INSERT way (`insertCommit`), which skips what is stored, as on PostgreSQL.
+ *
+ * @throws {BlockHashConflictError} a header the commit brings is stored under another hash (no span)
+ * @throws {StoredBlocksUnverifiedError} the span holds blocks the commit cannot vouch for (CommitSpan)
  */
 export async function commitBatch(db: Db, input: CommitInput): Promise<CommitResult> {
-  const sorted = [...new Map(input.transactions.map((t) => [t.hash.toLowerCase(), t])).values()].sort(
-    (a, b) => a.blockNumber - b.blockNumber || a.transactionIndex - b.transactionIndex,
-  );
-  if (!canCopyRows(db)) return commitOnce(db, input, sorted, insertNewRows);
+  const sorted = uniqueInOrder(input.transactions);
+  if (!canCopyRows(db)) return insertCommit(db, input, sorted);
   try {
-    return await commitOnce(db, input, sorted, copyNewRows);
+    return await copyCommit(db, input, sorted);
   } catch (error) {
-    // A row of a new transaction that is stored already (or twice in the batch): nothing of this attempt
-    // was applied; the INSERT path stores what is new and skips the rest, as on PostgreSQL.
+    // A row of a new transaction that is stored already: nothing of this attempt was applied.
     if (!isUniqueViolation(error)) throw error;
-    return commitOnce(db, input, sorted, insertNewRows);
+    return insertCommit(db, input, sorted);
   }
 }
 
 /**
- * How a commit stores its transactions and their rows, given the ones it found not stored yet: returns the
- * transactions it stored and the transfer rows it stored of them, which alone move balances.
+ * PGlite: the whole commit in one pipeline (sendTogether), so the worker runs it back to back and the event
+ * loop answers once, instead of once per step while it prepares the next group: the headers, the stored
+ * blocks to check, the four COPYs, balances and the cursor. The stored blocks are checked before COMMIT.
  */
-type StoreRows = (
-  tx: Tx,
-  candidates: readonly IndexedTransaction[],
-  source: IngestSource,
-) => Promise<{ inserted: IndexedTransaction[]; transfers: EncodedTransfer[] }>;
-type EncodedTransfer = ReturnType<typeof encodeTransfers>[number];
-
-async function commitOnce(
+function copyCommit(
   db: Db,
   input: CommitInput,
   sorted: readonly IndexedTransaction[],
-  storeRows: StoreRows,
+): Promise<CommitResult> {
+  const { copies } = input.encoded ?? encodeRows(sorted, input.source);
+  const transfers = sorted.flatMap(encodeTransfers);
+  return ingestTransaction(db, async (tx) => {
+    const headers = uniqueHeaders(input.blocks);
+    const [, stored] = await sendTogether(
+      () => insertRows(tx, blocks, headers, DO_NOTHING),
+      () => storedBlocks(tx, headers, input.span),
+      ...copies.map((copy) => () => copyEncoded(tx, copy)),
+      () => applyDeltas(tx, balanceDeltas(transfers, input.deltaTokens)),
+      () => upsertReadings(tx, input.balances ?? []),
+      () => input.cursor && upsertCursor(tx, input.cursor),
+      // Last: it sends three statements, one after the other.
+      () => input.outbox && announce(tx, sorted),
+    );
+    checkStoredBlocks(headers, stored, input.span);
+    return { inserted: [...sorted] };
+  });
+}
+
+/**
+ * PostgreSQL, and PGlite when a copy met a stored row: INSERT … ON CONFLICT DO NOTHING, one statement per
+ * table for the whole batch (see insertRows: Drizzle's per-value VALUES cost more CPU than the database's own
+ * work on a backfill). What is stored already is skipped, row by row, and the statements return what they
+ * stored; only those transfer rows move balances. Three pipelines: headers, stored blocks and stored hashes;
+ * the rows; balances and the cursor.
+ */
+function insertCommit(
+  db: Db,
+  input: CommitInput,
+  sorted: readonly IndexedTransaction[],
 ): Promise<CommitResult> {
   return ingestTransaction(db, async (tx) => {
-    // A stored header is never replaced, whoever commits: the transactions stored under the old hash would
-    // stay, and no reorg check would find them again. Polling rolls back the orphaned blocks it finds before
-    // it commits over them (indexer/indexRange.ts), but a webhook or track-tx commit can store one in between
-    // (and could once replace a header; the fault simulation, seed 10): the check runs here, under the lock.
-    // The statements of a commit go out in three pipelines (sendTogether): headers and the hashes stored
-    // already, then the rows, then balances and the cursor.
-    const headers = [...new Map(input.blocks.map((b) => [b.number, b])).values()];
-    const numbers = headers.map((h) => h.number);
+    const headers = uniqueHeaders(input.blocks);
     const [, stored, already] = await sendTogether(
       () => insertRows(tx, blocks, headers, DO_NOTHING),
-      () =>
-        numbers.length === 0
-          ? []
-          : tx
-              .select({ number: blocks.number, hash: blocks.hash })
-              .from(blocks)
-              .where(equalsAny(blocks.number, numbers, "int8"))
-              .execute(),
+      () => storedBlocks(tx, headers, input.span),
       () =>
         storedHashes(
           tx,
           sorted.map((t) => t.hash),
         ),
     );
-    const given = new Map(headers.map((h) => [h.number, h.hash]));
-    for (const row of stored) {
-      if (given.get(row.number) !== row.hash)
-        throw new BlockHashConflictError(row.number, row.hash, given.get(row.number) ?? "");
-    }
-
+    checkStoredBlocks(headers, stored, input.span);
     const candidates = sorted.filter((t) => !already.has(t.hash.toLowerCase()));
-    const { inserted, transfers } = await storeRows(tx, candidates, input.source);
-    const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
-    for (const t of transfers) {
-      if (!input.deltaTokens.has(t.tokenAddress)) continue;
-      addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
-      addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
-    }
-    const { cursor } = input;
+    const { inserted, transfers } = await insertNewRows(tx, candidates, input.source);
     await sendTogether(
-      () => applyDeltas(tx, [...deltas.values()]),
+      () => applyDeltas(tx, balanceDeltas(transfers, input.deltaTokens)),
       () => upsertReadings(tx, input.balances ?? []),
-      () =>
-        cursor &&
-        tx
-          .insert(indexerCursor)
-          .values({ ...cursor, updatedAt: new Date() })
-          .onConflictDoUpdate({
-            target: indexerCursor.name,
-            set: { blockNumber: cursor.blockNumber, filterHash: cursor.filterHash, updatedAt: new Date() },
-          })
-          .execute(),
-      // Last: it sends three statements, one after the other.
-      () =>
-        input.outbox &&
-        writeOutbox(
-          tx,
-          inserted.map((t) => ({
-            kind: "transaction",
-            txHash: t.hash,
-            blockNumber: t.blockNumber,
-            blockHash: t.blockHash,
-          })),
-        ),
+      () => input.cursor && upsertCursor(tx, input.cursor),
+      () => input.outbox && announce(tx, inserted),
     );
     return { inserted };
   });
@@ -164,12 +197,108 @@ async function commitOnce(
 
 const DO_NOTHING = { onConflict: sql`on conflict do nothing` };
 
+/** Each header once, by number (the last given wins). */
+function uniqueHeaders(given: readonly BlockRow[]): BlockRow[] {
+  return [...new Map(given.map((b) => [b.number, b])).values()];
+}
+
 /**
- * Store with INSERT … ON CONFLICT DO NOTHING, one statement per table for the whole batch (see insertRows:
- * Drizzle's per-value VALUES cost more CPU than the database's own work on a backfill): what is stored
- * already is skipped, row by row, and the statements return what they stored.
+ * The blocks stored at the commit's numbers, or in its span: read after its headers were inserted (DO
+ * NOTHING), to be checked by `checkStoredBlocks`.
  */
-const insertNewRows: StoreRows = async (tx, candidates, source) => {
+function storedBlocks(
+  tx: Tx,
+  headers: readonly BlockRow[],
+  span: CommitSpan | undefined,
+): Promise<{ number: number; hash: string }[]> | [] {
+  const query = tx.select({ number: blocks.number, hash: blocks.hash }).from(blocks);
+  if (span) return query.where(and(gte(blocks.number, span.from), lte(blocks.number, span.to))).execute();
+  if (headers.length === 0) return [];
+  return query
+    .where(
+      equalsAny(
+        blocks.number,
+        headers.map((h) => h.number),
+        "int8",
+      ),
+    )
+    .execute();
+}
+
+/**
+ * A stored header is never replaced, whoever commits: the transactions stored under the old hash would stay,
+ * and no reorg check would find them again. Polling rolls back the orphaned blocks it finds before it commits
+ * over them (indexer/indexRange.ts), but a webhook or track-tx commit can store one in between (and could
+ * once replace a header; the fault simulation, seed 10): the check runs in the commit, under the lock.
+ */
+function checkStoredBlocks(
+  headers: readonly BlockRow[],
+  stored: readonly { number: number; hash: string }[],
+  span: CommitSpan | undefined,
+): void {
+  const given = new Map(headers.map((h) => [h.number, h.hash]));
+  const unverified = stored.filter(
+    (row) => (given.get(row.number) ?? span?.verified?.get(row.number)) !== row.hash,
+  );
+  if (unverified.length === 0) return;
+  if (span) throw new StoredBlocksUnverifiedError(unverified);
+  const [first] = unverified;
+  throw new BlockHashConflictError(first!.number, first!.hash, given.get(first!.number) ?? "");
+}
+
+/** The balance deltas of `transfers` for the tokens kept by delta arithmetic, one per (token, holder). */
+function balanceDeltas(
+  transfers: readonly EncodedTransfer[],
+  deltaTokens: ReadonlySet<string>,
+): { token: string; holder: string; delta: bigint; blockNumber: number }[] {
+  const deltas = new Map<string, { token: string; holder: string; delta: bigint; blockNumber: number }>();
+  for (const t of transfers) {
+    if (!deltaTokens.has(t.tokenAddress)) continue;
+    addDelta(deltas, t.tokenAddress, t.fromAddress, -t.amount, t.blockNumber);
+    addDelta(deltas, t.tokenAddress, t.toAddress, t.amount, t.blockNumber);
+  }
+  return [...deltas.values()];
+}
+
+function upsertCursor(tx: Tx, cursor: NonNullable<CommitInput["cursor"]>): Promise<unknown> {
+  return tx
+    .insert(indexerCursor)
+    .values({ ...cursor, updatedAt: new Date() })
+    .onConflictDoUpdate({
+      target: indexerCursor.name,
+      set: { blockNumber: cursor.blockNumber, filterHash: cursor.filterHash, updatedAt: new Date() },
+    })
+    .execute();
+}
+
+/** Announce stored transactions in the fan-out outbox (sends three statements, one after the other). */
+function announce(tx: Tx, stored: readonly IndexedTransaction[]): Promise<void> {
+  return writeOutbox(
+    tx,
+    stored.map((t) => ({
+      kind: "transaction",
+      txHash: t.hash,
+      blockNumber: t.blockNumber,
+      blockHash: t.blockHash,
+    })),
+  );
+}
+
+/** The transactions `insertNewRows` stored, and the transfer rows it stored of them. */
+type StoredRows = { inserted: IndexedTransaction[]; transfers: EncodedTransfer[] };
+type EncodedTransfer = ReturnType<typeof encodeTransfers>[number];
+
+/**
+ * Insert the candidates' rows, skipping what is stored (ON CONFLICT DO NOTHING): the transactions first,
+ * then the rows of those it inserted. Balance deltas come from the transfer rows the statement inserted: a
+ * row skipped as already stored must never move a balance a second time (nor one of another transaction's,
+ * were keys ever to clash).
+ */
+async function insertNewRows(
+  tx: Tx,
+  candidates: readonly IndexedTransaction[],
+  source: IngestSource,
+): Promise<StoredRows> {
   const rows = await insertRows(
     tx,
     transactions,
@@ -179,8 +308,6 @@ const insertNewRows: StoreRows = async (tx, candidates, source) => {
   const insertedHashes = new Set(rows.map((row) => String(row[transactions.hash.name])));
   const inserted = candidates.filter((t) => insertedHashes.has(t.hash.toLowerCase()));
 
-  // Balance deltas come from the transfer rows this statement inserted: a row skipped as already stored
-  // must never move a balance a second time (nor one of another transaction's, were keys ever to clash).
   const encodedTransfers = inserted.flatMap(encodeTransfers);
   const [, insertedTransfers] = await sendTogether(
     () => insertRows(tx, logs, inserted.flatMap(encodeLogs), DO_NOTHING),
@@ -203,29 +330,7 @@ const insertNewRows: StoreRows = async (tx, candidates, source) => {
           ),
         );
   return { inserted, transfers };
-};
-
-/**
- * Store with COPY (PGlite; copyRows): the candidates are the transactions not stored when the commit looked,
- * under the ingest lock, so all of them and their rows are copied, which no other transaction's rows share a
- * key with. A row that is stored after all fails the statement (23505), and commitBatch falls back to
- * `insertNewRows`. Each table's rows are encoded while the database copies the previous table's.
- */
-const copyNewRows: StoreRows = async (tx, candidates, source) => {
-  const transfers = candidates.flatMap(encodeTransfers);
-  await sendTogether(
-    () =>
-      copyRows(
-        tx,
-        transactions,
-        candidates.map((t) => encodeTransaction(t, source)),
-      ),
-    () => copyRows(tx, logs, candidates.flatMap(encodeLogs)),
-    () => copyRows(tx, tokenTransfers, transfers),
-    () => copyRows(tx, addressTransactions, candidates.flatMap(encodeAddressTransactions)),
-  );
-  return { inserted: [...candidates], transfers };
-};
+}
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 

@@ -73,13 +73,13 @@ describe("polling indexer on anvil", () => {
   ): Promise<{ indexed: number; seen: string[][] }> {
     const seen: string[][] = [];
     const store = pipeline.ingest.store;
-    pipeline.ingest.store = async (prepared) => {
+    pipeline.ingest.store = async (prepared, options) => {
       const deferred = await listDeferredIndexes(db.database.db);
       // The gauge says the same as the table at every commit.
       const gauge = (await pipeline.common.metrics.indexerDeferredIndexes.get()).values[0]?.value;
       expect({ deferred, gauge }).toEqual({ deferred, gauge: deferred.length });
       seen.push(deferred);
-      return store(prepared);
+      return store(prepared, options);
     };
     try {
       return { indexed: await run(), seen };

@@ -289,8 +289,8 @@ describe("reorgs while indexing (anvil_reorg)", () => {
     await pipeline.catchUp();
     const [u1, u2, u3, u4] = users as [Address, Address, Address, Address];
     const block = await mineBlock(url, [tokenTransfer(d, "DEMO", u1, u2, parseUnits("7", 18))]);
-    // A webhook fetched the block before the reorg and commits it late: after polling looked for orphaned
-    // blocks ahead of its cursor, before polling commits the replacement block of the same number.
+    // A webhook fetched the block before the reorg and commits it late: after polling prepared the replacement
+    // block of the same number, right before polling commits it.
     const fetched = await fetchTransactionsByHash(pipeline.chain, block.transactions);
     const late = await pipeline.ingest.prepare({
       source: "webhook",
@@ -303,12 +303,12 @@ describe("reorgs while indexing (anvil_reorg)", () => {
     ]);
     const store = pipeline.ingest.store;
     let delivered = false;
-    pipeline.ingest.store = async (prepared) => {
+    pipeline.ingest.store = async (prepared, options) => {
       if (!delivered) {
         delivered = true;
         await store(late);
       }
-      return store(prepared);
+      return store(prepared, options);
     };
     try {
       const eventsFrom = pipeline.events.length;
