@@ -14,8 +14,8 @@ export function canCopyRows(db: Executor): boolean {
 /**
  * Insert many rows with `COPY <table> (<columns>) FROM …` in PostgreSQL's text format, PGlite only
  * (`canCopyRows`). The statement is written `copy … from $1` with the rows' bytes as its one parameter; the
- * PGlite thread's client (createPgliteThread.ts) hands them to PGlite as the Blob it reads for
- * `FROM '/dev/blob'`.
+ * PGlite thread's client (createPgliteThread.ts) hands them to its worker, which puts them in a file for
+ * PGlite's `COPY … FROM '<file>'`.
  *
  * Why: COPY stores a batch of rows page by page (one WAL record per page, not per row) and parses a text
  * line per row, where `insertRows` parses JSON into records and inserts them one at a time. A backfill's four
@@ -69,7 +69,6 @@ export function copyBytes(
   columns: readonly (readonly [string, Column])[],
   rows: readonly Record<string, unknown>[],
 ): Buffer {
-  let bytes = Buffer.allocUnsafe(Math.max(1024, rows.length * 256));
   let length = 0;
   for (const row of rows) {
     let line = "";
@@ -80,19 +79,26 @@ export function copyBytes(
     }
     line += "\n";
     // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
-    if (length + line.length * 3 > bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(bytes.length * 2, length + line.length * 3));
-      bytes.copy(grown, 0, 0, length);
-      bytes = grown;
+    if (length + line.length * 3 > scratch.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, length + line.length * 3));
+      scratch.copy(grown, 0, 0, length);
+      scratch = grown;
     }
-    length += bytes.write(line, length);
+    length += scratch.write(line, length);
   }
   // Exactly the bytes written, in memory of their own: a view (or a small Buffer from Node's shared pool) would
   // carry the rest of its memory to the database thread with it.
   const exact = Buffer.allocUnsafeSlow(length);
-  bytes.copy(exact, 0, 0, length);
+  scratch.copy(exact, 0, 0, length);
   return exact;
 }
+
+/**
+ * Where `copyBytes` writes, kept from one call to the next (calls are synchronous): as large as the largest
+ * table of a group, instead of a few megabytes allocated, grown and dropped per table and group, which
+ * scattered the memory allocator's heap (docs/performance.md, "Memory").
+ */
+let scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
 function copyValue(value: unknown, column: Column): string {
   if (value === null || value === undefined) return "\\N";

@@ -275,18 +275,19 @@ export async function createPgliteThread(options: {
 const COPY_FROM_PARAMETER = /^copy\s[^;]*\sfrom \$1$/i;
 
 /**
- * PGlite reads `COPY … FROM '/dev/blob'` from a Blob given with the statement (its `blob` query option).
- * Drizzle passes a statement's text and parameters only, so `copyRows` writes `copy … from $1` with the rows'
- * bytes as the parameter: sent here as PGlite's form, the bytes as the Blob. Anything else: undefined.
+ * PGlite reads a `COPY … FROM` from a file; the worker puts the bytes in a file of its own (`copyFrom` in
+ * pgliteWorker.js). Drizzle passes a statement's text and parameters only, so `copyRows` writes
+ * `copy … from $1` with the rows' bytes as the parameter: sent here as the text up to the file and the bytes.
+ * Anything else: undefined.
  */
 function copyFromParameter(
   text: string,
   params: unknown[],
-): { text: string; params: []; blob: Uint8Array } | undefined {
+): { text: string; params: []; copyData: Uint8Array } | undefined {
   const [data] = params;
   if (params.length !== 1 || !(data instanceof Uint8Array) || !COPY_FROM_PARAMETER.test(text))
     return undefined;
-  return { text: `${text.slice(0, -2)}'/dev/blob'`, params: [], blob: data };
+  return { text: text.slice(0, -3), params: [], copyData: data };
 }
 
 /** Run the caller's parsers over the columns of the types the worker returned as text. */
