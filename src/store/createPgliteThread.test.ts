@@ -138,6 +138,33 @@ describe("createPgliteThread", () => {
     await client.query("delete from items where id = 3");
   });
 
+  test("behavior: COPY … FROM $1 reads the bytes given; COPYs sent together each read their own", async () => {
+    const lines = (ids: number[]) =>
+      new TextEncoder().encode(ids.map((id) => `${id}\t${id * 10}\n`).join(""));
+    const batches = [
+      [10, 11, 12],
+      [20, 21],
+      [30, 31, 32, 33],
+    ];
+    await client.transaction(async (tx) => {
+      const copied = await Promise.all(
+        batches.map((ids) => tx.query("copy items (id, amount) from $1", [lines(ids)])),
+      );
+      expect(copied.map((r) => r.affectedRows)).toEqual([3, 2, 4]);
+    });
+    const rows = await client.query<{ id: number; amount: string }>(
+      "select id, amount::text from items where id >= 10 order by id",
+    );
+    expect(rows.rows).toEqual(batches.flat().map((id) => ({ id, amount: String(id * 10) })));
+    // A COPY that fails (a duplicate key) leaves the next one its own bytes too.
+    await expect(client.query("copy items (id, amount) from $1", [lines([10])])).rejects.toMatchObject({
+      code: "23505",
+    });
+    await client.query("copy items (id, amount) from $1", [lines([40])]);
+    expect((await client.query("select id from items where id = 40")).rows).toEqual([{ id: 40 }]);
+    await client.query("delete from items where id >= 10");
+  });
+
   test("error: PostgreSQL errors keep their fields", async () => {
     const error = await client.query("select nope from items").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
