@@ -73,6 +73,22 @@ describe("createLogRangeController", () => {
     expect(ranges.nextRange(0n, 100_000n)).toEqual({ fromBlock: 0n, toBlock: 4999n });
   });
 
+  test("behavior: rangeAfterSuccess is what nextRange returns once the range in flight worked", () => {
+    const ranges = createLogRangeController({ maxChunk: 5000 });
+    ranges.onRangeError(refused({ maxBlockRange: 1000 }), { fromBlock: 1n, toBlock: 5000n });
+    expect(ranges.nextRange(1n, 20_000n)).toEqual({ fromBlock: 1n, toBlock: 1000n });
+    const ahead = ranges.rangeAfterSuccess(1001n, 20_000n);
+    expect(ahead).toEqual({ fromBlock: 1001n, toBlock: 3000n });
+    expect(ranges.chunkSize()).toBe(1000); // asking changes nothing
+    ranges.onSuccess();
+    expect(ranges.nextRange(1001n, 20_000n)).toEqual(ahead);
+    // At maxChunk it stays there, clipped to the end.
+    ranges.onSuccess();
+    ranges.onSuccess();
+    expect(ranges.rangeAfterSuccess(9_001n, 12_000n)).toEqual({ fromBlock: 9_001n, toBlock: 12_000n });
+    expect(ranges.rangeAfterSuccess(1n, 20_000n)).toEqual({ fromBlock: 1n, toBlock: 5000n });
+  });
+
   test("error: empty range", () => {
     const ranges = createLogRangeController({ maxChunk: 10 });
     expect(() => ranges.nextRange(5n, 4n)).toThrow("empty block range: 5 > 4");

@@ -10,6 +10,11 @@ export type BlockRange = { fromBlock: bigint; toBlock: bigint };
 export type LogRangeController = {
   /** The next range to request inside [from, to]: at most the current chunk size. */
   nextRange(from: bigint, to: bigint): BlockRange;
+  /**
+   * The range `nextRange` will return once the range in flight has worked (`onSuccess`): what the indexer
+   * fetches ahead while that one is committed.
+   */
+  rangeAfterSuccess(from: bigint, to: bigint): BlockRange;
   /** The last range worked: double the chunk, up to `maxChunk`. */
   onSuccess(): void;
   /**
@@ -20,6 +25,13 @@ export type LogRangeController = {
   /** The current chunk size in blocks. */
   chunkSize(): number;
 };
+
+/** [from, to] cut to at most `span` blocks. */
+function rangeOf(from: bigint, to: bigint, span: bigint): BlockRange {
+  if (from > to) throw new NonRetryableError(`empty block range: ${from} > ${to}`);
+  const end = from + span - 1n;
+  return { fromBlock: from, toBlock: end < to ? end : to };
+}
 
 function spanOf(range: BlockRange): bigint {
   return range.toBlock - range.fromBlock + 1n;
@@ -32,16 +44,17 @@ export function createLogRangeController(options: { maxChunk: number }): LogRang
   }
   const maxChunk = BigInt(options.maxChunk);
   let chunk = maxChunk;
+  const grown = () => (chunk * 2n < maxChunk ? chunk * 2n : maxChunk);
 
   return {
     nextRange(from, to) {
-      if (from > to) throw new NonRetryableError(`empty block range: ${from} > ${to}`);
-      const end = from + chunk - 1n;
-      return { fromBlock: from, toBlock: end < to ? end : to };
+      return rangeOf(from, to, chunk);
+    },
+    rangeAfterSuccess(from, to) {
+      return rangeOf(from, to, grown());
     },
     onSuccess() {
-      const grown = chunk * 2n;
-      chunk = grown < maxChunk ? grown : maxChunk;
+      chunk = grown();
     },
     onRangeError(error, attempted) {
       const attemptedSpan = spanOf(attempted);

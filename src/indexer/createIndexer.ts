@@ -12,7 +12,7 @@ import type { Db } from "../store/createDatabase.ts";
 import { buildDeferredIndexes, deferIndexes, listDeferredIndexes } from "../store/deferredIndexes.ts";
 import { getCursor } from "../store/indexerState.ts";
 import { ChainMismatchError } from "./errors.ts";
-import { indexRange } from "./indexRange.ts";
+import { type OpenRange, openRange, type RangeDeps } from "./indexRange.ts";
 import { locateCursor } from "./locateCursor.ts";
 import { createProgress } from "./progress.ts";
 
@@ -129,6 +129,8 @@ export function createIndexer(
     let reorgs = 0;
     /** dropping the deferrable indexes at the start of a first backfill, while the first range is fetched */
     let deferring: Promise<void> | undefined;
+    /** the range after the one being committed, fetched meanwhile */
+    let ahead: OpenRange | undefined;
     const start = await readCursor();
     let cursor = start.block;
     let target = cursor;
@@ -162,42 +164,58 @@ export function createIndexer(
         deferring.catch(() => undefined);
       }
       progress.begin(cursor, target);
+      // The range is committed in groups: the cursor follows each one, so a reorg or an error mid-range
+      // resumes from what is committed.
+      const rangeDeps: RangeDeps = {
+        chain,
+        db,
+        ingest,
+        addresses,
+        filterHash,
+        cursorName: CURSOR_NAME,
+        onCommitted: (committed, inserted) => {
+          stored += inserted;
+          cursor = committed;
+          setIndexed(cursor);
+          progress.advance(cursor, inserted);
+        },
+        ...(deferring ? { ready: deferring } : {}),
+      };
       while (cursor < target) {
         if (stopping.signal.aborted) return result("stopped");
-        const next = range.nextRange(BigInt(cursor + 1), BigInt(target));
-        const from = Number(next.fromBlock);
-        const to = Number(next.toBlock);
+        let current: OpenRange;
+        if (ahead?.from === cursor + 1) current = ahead;
+        else {
+          await ahead?.abandon();
+          const next = range.nextRange(BigInt(cursor + 1), BigInt(target));
+          current = openRange(rangeDeps, Number(next.fromBlock), Number(next.toBlock));
+        }
+        ahead = undefined;
+        // The next range's headers, logs and first groups are fetched while this one is committed, so a
+        // backfill does not wait for the provider at every range: its logs once this range's are in (the
+        // chunk it will have after this one worked), its groups once this range's are all under way.
+        if (current.to < target) {
+          const next = range.rangeAfterSuccess(BigInt(current.to + 1), BigInt(target));
+          ahead = openRange(rangeDeps, Number(next.fromBlock), Number(next.toBlock), {
+            after: current.fetched,
+            startGroups: current.allPreparing,
+          });
+        }
         try {
-          // The range is committed in groups: the cursor follows each one, so a reorg or an error
-          // mid-range resumes from what is committed.
-          const onCommitted = (committed: number, inserted: number) => {
-            stored += inserted;
-            cursor = committed;
-            setIndexed(cursor);
-            progress.advance(cursor, inserted);
-          };
-          await indexRange(
-            {
-              chain,
-              db,
-              ingest,
-              addresses,
-              filterHash,
-              cursorName: CURSOR_NAME,
-              onCommitted,
-              ...(deferring ? { ready: deferring } : {}),
-            },
-            from,
-            to,
-          );
+          await current.commit();
           range.onSuccess();
         } catch (error) {
+          await ahead?.abandon();
+          ahead = undefined;
           // viem wraps what the transport throws (e.g. -32602 in InvalidParamsRpcError): look inside.
           const refused = chainErrorOf(error);
           if (refused instanceof RangeTooLargeError) {
-            range.onRangeError(refused, next);
+            range.onRangeError(refused, {
+              fromBlock: BigInt(current.from),
+              toBlock: BigInt(current.to),
+            });
             logger.debug(
-              { from, to, suggested: refused.suggested },
+              { from: current.from, to: current.to, suggested: refused.suggested },
               "provider refused the log range; shrinking",
             );
             continue;
@@ -247,6 +265,7 @@ export function createIndexer(
       );
       return result("error");
     } finally {
+      await ahead?.abandon();
       await deferring?.catch(() => undefined);
       status.running = false;
       status.lastRunAt = new Date();

@@ -15,7 +15,7 @@ import { getCursor } from "../store/indexerState.ts";
 import { commitBatch } from "../store/ingestWrites.ts";
 import { blocks, transactions } from "../store/schema.ts";
 import { scannedAddresses } from "./createIndexer.ts";
-import { indexRange, type RangeDeps, splitGroups } from "./indexRange.ts";
+import { indexRange, openRange, type RangeDeps, splitGroups } from "./indexRange.ts";
 
 const CURSOR = "range-test";
 
@@ -246,6 +246,73 @@ describe("indexRange", () => {
       await pipeline.ingest.refreshBalances(head);
       expect(await mismatches(db, from)).toEqual([]);
     } finally {
+      await pipeline.close();
+      await db.cleanup();
+    }
+  });
+
+  test("openRange: the next range's logs are fetched before the current one commits", async () => {
+    const { db, pipeline, deps, commits } = await setup();
+    try {
+      const from = config.indexer.startBlock;
+      const middle = Math.floor((from + head) / 2);
+      proxy.resetCounts();
+      const first = openRange(deps, from, middle);
+      const second = openRange(deps, middle + 1, head, {
+        after: first.fetched,
+        startGroups: first.allPreparing,
+      });
+      // Both ranges' logs come in before anything is committed (the second range's groups start once the
+      // first range's are all under way, during its commit).
+      await second.fetched;
+      const logRanges = proxy.calls
+        .filter((c) => c.method === "eth_getLogs")
+        .map((c) => (c.params as [{ fromBlock: string; toBlock: string }])[0])
+        .map((f) => [Number(f.fromBlock), Number(f.toBlock)]);
+      expect(logRanges).toEqual([
+        [from, middle],
+        [middle + 1, head],
+      ]);
+      expect(commits).toEqual([]);
+      expect(await getCursor(db.database.db, CURSOR)).toBeNull();
+
+      const inserted = (await first.commit()) + (await second.commit());
+      expect(commits.at(-1)?.[0]).toBe(head);
+      expect(inserted).toBe(commits.reduce((sum, [, n]) => sum + n!, 0));
+      await pipeline.ingest.refreshBalances(head);
+      expect(await mismatches(db, from)).toEqual([]);
+    } finally {
+      await pipeline.close();
+      await db.cleanup();
+    }
+  });
+
+  test("openRange: a range opened after one whose logs are refused asks for nothing, and is given up", async () => {
+    const { db, pipeline, deps, commits } = await setup();
+    try {
+      const from = config.indexer.startBlock;
+      const middle = Math.floor((from + head) / 2);
+      proxy.inject({
+        kind: "rpcError",
+        code: -32602,
+        message: "invalid params",
+        method: "eth_getLogs",
+        times: 1,
+      });
+      proxy.resetCounts();
+      const first = openRange(deps, from, middle);
+      const second = openRange(deps, middle + 1, head, {
+        after: first.fetched,
+        startGroups: first.allPreparing,
+      });
+      await expect(first.commit()).rejects.toThrow();
+      await second.abandon();
+      await expect(second.fetched).rejects.toThrow();
+      expect(proxy.calls.filter((c) => c.method === "eth_getLogs")).toHaveLength(1);
+      expect(proxy.counts.eth_getBlockReceipts ?? 0).toBe(0);
+      expect(commits).toEqual([]);
+    } finally {
+      proxy.clearFaults();
       await pipeline.close();
       await db.cleanup();
     }

@@ -1,4 +1,4 @@
-import type { Hash, Log } from "viem";
+import type { Block, Hash, Log } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Ingest, PreparedCommit } from "../ingest/createIngest.ts";
 import { ReorgDetectedError } from "../ingest/errors.ts";
@@ -44,21 +44,131 @@ export type RangeDeps = {
  * Index blocks [from, to] (seed steps 1-8) and commit them with the cursor at `to`: in groups of
  * `blocksPerCommit` blocks with logs, each committed with the cursor at its last block (`to` for the last
  * one) while the next group is fetched and prepared. Returns how many transactions were newly stored.
+ */
+export function indexRange(deps: RangeDeps, from: number, to: number): Promise<number> {
+  return openRange(deps, from, to).commit();
+}
+
+/**
+ * A range being fetched ahead of its commit (`openRange`): the indexer fetches the next range's headers, logs
+ * and first groups while this one is committed, so a backfill does not wait at every range for the provider.
+ */
+export type OpenRange = {
+  readonly from: number;
+  readonly to: number;
+  /**
+   * Commit the range, once the range before it is committed: resolves to the transactions newly stored, or
+   * throws what fetching or committing it threw (nothing after the last committed group is stored).
+   */
+  commit(): Promise<number>;
+  /** Resolves once the range's logs are fetched and checked (rejects as its fetch does). */
+  readonly fetched: Promise<unknown>;
+  /** Resolves once every group of the range is being prepared: a range opened after it may start its own. */
+  readonly allPreparing: Promise<void>;
+  /** Give the range up without committing (or after its commit failed): resolves once nothing of it runs. */
+  abandon(): Promise<void>;
+};
+
+/**
+ * Start fetching blocks [from, to]: the headers of `from - 1` and `to` and the logs (once `after` resolves;
+ * never if it rejects), then (once `startGroups` resolves too) the first groups' blocks, receipts and
+ * decoding; nothing is written until `commit()`. The indexer opens the next range after the current one's
+ * logs, so that a range the provider refuses costs no call for the range after it.
  *
  * Order matters for reorg safety: the headers of `from - 1` and `to` are read BEFORE the logs. If the chain
  * reorganizes after that, either a log's block hash disagrees with its block (caught here), or the stored
- * header of `to` is orphaned and the next chunk's check of `from - 1` finds it and rolls back.
+ * header of `to` is orphaned and the next chunk's check of `from - 1` finds it and rolls back. The stored
+ * header of `from - 1` is read by `commit()`, when the range before is committed.
  */
-export async function indexRange(deps: RangeDeps, from: number, to: number): Promise<number> {
-  const { chain, db } = deps;
+export function openRange(
+  deps: RangeDeps,
+  from: number,
+  to: number,
+  options: { after?: Promise<unknown>; startGroups?: Promise<unknown> } = {},
+): OpenRange {
+  let abandoned = false;
+  const fetching = Promise.resolve(options.after).then(() => {
+    if (abandoned) throw new Error(`range ${from}-${to} abandoned before it was fetched`);
+    return fetchRange(deps, from, to);
+  });
+  // Observed by commit() (or abandon()); not an unhandled rejection meanwhile.
+  fetching.catch(() => undefined);
+
+  // Group g is fetched, decoded and its touched balances read (`ingest.prepare`: the node and the main thread)
+  // while group g - 1 is stored (the database: a worker thread for PGlite, another process for PostgreSQL).
+  // Groups leave the queue once taken, so a committed group's data can be collected during the range.
+  const inFlight: Promise<PreparedGroup>[] = [];
+  let started = 0;
+  let allStarted!: () => void;
+  const allPreparing = new Promise<void>((resolve) => {
+    allStarted = resolve;
+  });
+  const fill = (fetched: FetchedRange) => {
+    while (!abandoned && started < fetched.groups.length && inFlight.length < 1 + PREFETCH) {
+      inFlight.push(prepareGroup(deps, fetched, started++));
+    }
+    if (started === fetched.groups.length) allStarted();
+  };
+  const ready = Promise.all([fetching, options.startGroups]).then(([fetched]) => {
+    fill(fetched);
+    return fetched;
+  });
+  ready.catch(() => allStarted());
+
+  const commit = async (): Promise<number> => {
+    let inserted = 0;
+    try {
+      const fetched = await ready;
+      await deps.ready;
+      const { prev } = fetched;
+      const stored = prev ? await getStoredBlock(deps.db, from - 1) : null;
+      if (prev && stored && stored.hash !== prev.hash?.toLowerCase()) {
+        throw new ReorgDetectedError(from - 1, `stored ${stored.hash}, chain has ${prev.hash}`);
+      }
+      // Each group is committed with the cursor at its last block, in block order: a crash or an error
+      // between groups leaves a prefix of the range committed and nothing after it, like a smaller range would.
+      let groupFrom = from;
+      for (let g = 0; g < fetched.groups.length; g++) {
+        const group = await inFlight.shift()!;
+        fill(fetched);
+        const count = await commitGroup(deps, groupFrom, group);
+        inserted += count;
+        deps.onCommitted?.(group.to, count);
+        groupFrom = group.to + 1;
+      }
+      return inserted;
+    } finally {
+      // After an error, wait for the prepared groups too: none may fail unobserved or outlive the range.
+      await abandon();
+    }
+  };
+
+  const abandon = async (): Promise<void> => {
+    abandoned = true;
+    allStarted();
+    await Promise.allSettled([ready, ...inFlight]);
+  };
+
+  return { from, to, commit, fetched: fetching, allPreparing, abandon };
+}
+
+/** What `fetchRange` read of a range: headers, logs by block, and the groups to commit. */
+type FetchedRange = {
+  from: number;
+  to: number;
+  prev: Block | null;
+  endHeader: BlockHeader;
+  byBlock: Map<number, { blockHash: Hash; hashes: Set<Hash> }>;
+  groups: number[][];
+};
+
+/** The headers of `from - 1` and `to`, then the logs of [from, to], checked, and the groups to commit. */
+async function fetchRange(deps: RangeDeps, from: number, to: number): Promise<FetchedRange> {
+  const { chain } = deps;
   const [prev, end] = await Promise.all([
     from > 0 ? chain.client.getBlock({ blockNumber: BigInt(from - 1) }) : Promise.resolve(null),
     chain.client.getBlock({ blockNumber: BigInt(to) }),
   ]);
-  // Read while the logs and the first groups are fetched: on PGlite it waits for the database, which may be
-  // busy with `ready`. Checked before the first commit.
-  const storedPrev = prev ? getStoredBlock(db, from - 1) : Promise.resolve(null);
-  storedPrev.catch(() => undefined);
   const endHeader = toHeader(end);
 
   // The logs are reduced to the hashes per block at once: a range's logs can be the biggest thing a backfill
@@ -88,62 +198,36 @@ export async function indexRange(deps: RangeDeps, from: number, to: number): Pro
     deps.transactionsPerCommit ?? TRANSACTIONS_PER_COMMIT,
   );
   if (groups.length === 0) groups.push([]); // no log: the range end and the cursor are still committed
+  return { from, to, prev, endHeader, byBlock, groups };
+}
 
-  // Group g is fetched, decoded and its touched balances read (`ingest.prepare`: the node and the main thread)
-  // while group g - 1 is stored (the database: a worker thread for PGlite, another process for PostgreSQL).
-  const prepareGroup = (g: number): Promise<PreparedGroup> => {
-    const part = groups[g]!;
-    const last = g === groups.length - 1;
-    const groupTo = last ? to : part.at(-1)!;
-    const preparing = Promise.all(
-      part.map((n) => {
-        const entry = byBlock.get(n)!;
-        return fetchBlockTransactions(chain, n, [...entry.hashes], entry.blockHash);
-      }),
-    ).then(async (fetched) => {
-      const headers = [...fetched.map((b) => b.header), ...(last ? [endHeader] : [])];
-      const prepared = await deps.ingest.prepare({
-        source: "poll",
-        transactions: fetched.flatMap((b) => b.transactions),
-        headers,
-        balanceBlock: groupTo,
-        cursor: { name: deps.cursorName, blockNumber: groupTo, filterHash: deps.filterHash },
-        refreshStale: last,
-      });
-      return { to: groupTo, headers, prepared };
+/** Fetch and prepare group `g` of a fetched range, for its commit with the cursor at its last block. */
+function prepareGroup(deps: RangeDeps, range: FetchedRange, g: number): Promise<PreparedGroup> {
+  const { chain } = deps;
+  const part = range.groups[g]!;
+  const last = g === range.groups.length - 1;
+  const groupTo = last ? range.to : part.at(-1)!;
+  const preparing = Promise.all(
+    part.map((n) => {
+      const entry = range.byBlock.get(n)!;
+      return fetchBlockTransactions(chain, n, [...entry.hashes], entry.blockHash);
+    }),
+  ).then(async (fetched) => {
+    const headers = [...fetched.map((b) => b.header), ...(last ? [range.endHeader] : [])];
+    const prepared = await deps.ingest.prepare({
+      source: "poll",
+      transactions: fetched.flatMap((b) => b.transactions),
+      headers,
+      balanceBlock: groupTo,
+      cursor: { name: deps.cursorName, blockNumber: groupTo, filterHash: deps.filterHash },
+      refreshStale: last,
     });
-    // A prepared group may fail before its turn: the loop awaits (and throws) it then, not as an
-    // unhandled rejection now.
-    preparing.catch(() => undefined);
-    return preparing;
-  };
-
-  // Each group is committed with the cursor at its last block, in block order: a crash or an error between
-  // groups leaves a prefix of the range committed and nothing after it, like a smaller range would.
-  // Groups leave the queue once taken, so a committed group's data can be collected during the range.
-  const inFlight = groups.slice(0, 1 + PREFETCH).map((_, g) => prepareGroup(g));
-  let inserted = 0;
-  let groupFrom = from;
-  try {
-    await deps.ready;
-    const stored = await storedPrev;
-    if (prev && stored && stored.hash !== prev.hash?.toLowerCase()) {
-      throw new ReorgDetectedError(from - 1, `stored ${stored.hash}, chain has ${prev.hash}`);
-    }
-    for (let g = 0; g < groups.length; g++) {
-      const group = await inFlight.shift()!;
-      const next = g + 1 + PREFETCH;
-      if (next < groups.length) inFlight.push(prepareGroup(next));
-      const stored = await commitGroup(deps, groupFrom, group);
-      inserted += stored;
-      deps.onCommitted?.(group.to, stored);
-      groupFrom = group.to + 1;
-    }
-  } finally {
-    // After an error, wait for the prepared groups too: none may fail unobserved or outlive the range.
-    await Promise.allSettled(inFlight);
-  }
-  return inserted;
+    return { to: groupTo, headers, prepared };
+  });
+  // A prepared group may fail before its turn: the range awaits (and throws) it then, not as an unhandled
+  // rejection now.
+  preparing.catch(() => undefined);
+  return preparing;
 }
 
 /** A group of blocks fetched and prepared for its commit with the cursor at `to`. */
@@ -215,8 +299,9 @@ const MAX_VERIFY_ATTEMPTS = 3;
  *
  * Webhooks and track-tx may have stored blocks in the span ahead of the cursor, some of them orphaned since.
  * The commit checks the span under the ingest lock (`StoredBlocksUnverifiedError`): then the blocks it named
- * are read from the chain, the orphaned ones rolled back, the canonical ones vouched for, and the commit runs
- * again. A span holding no such block costs nothing more than the commit.
+ * and the group's highest block are read from the chain; a group no longer canonical is fetched again (the
+ * range runs again, `ReorgDetectedError`), else the orphaned stored blocks are rolled back, the canonical ones
+ * vouched for, and the commit runs again. A span holding no such block costs nothing more than the commit.
  */
 async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup): Promise<number> {
   const { chain, ingest } = deps;
@@ -232,13 +317,22 @@ async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup):
         // Run the range again (the indexer's reorg path), as for any block that changed under it.
         throw new ReorgDetectedError(error.blocks[0]?.number ?? from, error.message);
       }
-      const unknown = error.blocks.filter((b) => !brought.has(b.number));
+      // The group's blocks are one chain, as its logs saw it (each fetched block was checked against them, the
+      // range end too): its highest block is canonical now, or the whole group is stale and cannot judge the
+      // stored blocks. A stale group committed over them would roll back canonical blocks a webhook stored
+      // and leave its own orphans under them, where the walk back to the common ancestor stops (the fault
+      // simulation, seed 15): it is fetched again instead.
+      const top = Math.max(...brought.keys());
+      const unknown = error.blocks.map((b) => b.number).filter((n) => !brought.has(n));
+      const numbers = [top, ...unknown];
       const headers = await Promise.all(
-        unknown.map((b) => chain.client.getBlock({ blockNumber: BigInt(b.number) })),
+        numbers.map((n) => chain.client.getBlock({ blockNumber: BigInt(n) })),
       );
-      headers.forEach((h, i) => {
-        verified.set(unknown[i]!.number, h.hash?.toLowerCase() ?? "");
-      });
+      const canonical = new Map(numbers.map((n, i) => [n, headers[i]!.hash?.toLowerCase() ?? ""]));
+      if (canonical.get(top) !== brought.get(top)) {
+        throw new ReorgDetectedError(top, "the group's blocks were replaced while it was prepared");
+      }
+      for (const n of unknown) verified.set(n, canonical.get(n)!);
       const orphaned = error.blocks
         .filter((b) => (brought.get(b.number) ?? verified.get(b.number)) !== b.hash)
         .map((b) => b.number);

@@ -327,6 +327,38 @@ describe("reorgs while indexing (anvil_reorg)", () => {
     }
   });
 
+  test("behavior: a polling group fetched before a reorg never rolls back the canonical block a webhook stored", async () => {
+    await pipeline.catchUp();
+    const [u1, u2, u3, u4] = users as [Address, Address, Address, Address];
+    const stale = await mineBlock(url, [tokenTransfer(d, "DEMO", u1, u2, parseUnits("5", 18))]);
+    // Polling fetched the block; before it commits, the chain replaces it and a webhook stores the new one
+    // (ahead of the cursor): the group's copy of the block is stale, the stored one is canonical.
+    const store = pipeline.ingest.store;
+    let replacement: ChainBlock | undefined;
+    pipeline.ingest.store = async (prepared, options) => {
+      if (!replacement && prepared.args.headers.some((h) => h.number === stale.number)) {
+        const reorg = await reorgChain(url, 1, [
+          { tx: { request: tokenTransfer(d, "DEMO", u3, u4, parseUnits("6", 18)) }, blockOffset: 0 },
+        ]);
+        replacement = reorg.replacement[0]!;
+        await pipeline.ingest.ingestHashes(replacement.transactions, "webhook");
+      }
+      return store(prepared, options);
+    };
+    try {
+      const eventsFrom = pipeline.events.length;
+      await catchUpAndVerify();
+      expect(replacement?.number).toBe(stale.number);
+      const events = eventRefs(pipeline.events.slice(eventsFrom));
+      // The webhook's canonical transaction was stored once and never announced as removed; the stale block
+      // was never stored, so nothing else was removed either.
+      expect(events.removed).toEqual([]);
+      expect(events.added).toEqual(refsOf([replacement!]));
+    } finally {
+      pipeline.ingest.store = store;
+    }
+  });
+
   test("behavior: a webhook transaction reorged into a later block is found again by hash", async () => {
     await pipeline.catchUp();
     const block = await mineBlock(url, [ownerMint(d, "DEMO", users[3]!, parseUnits("4242", 18))]);
