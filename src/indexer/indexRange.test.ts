@@ -78,6 +78,16 @@ describe("indexRange", () => {
       toBlock: head,
     });
 
+  /** The blocks of [startBlock, head] with a scanned log, in order. */
+  async function blocksWithLogs(pipeline: TestPipeline, deps: RangeDeps): Promise<number[]> {
+    const all = await pipeline.chain.client.getLogs({
+      address: [...deps.addresses],
+      fromBlock: BigInt(config.indexer.startBlock),
+      toBlock: BigInt(head),
+    });
+    return [...new Set(all.map((l) => Number(l.blockNumber)))].sort((a, b) => a - b);
+  }
+
   async function storedBlocks(db: TestDatabase): Promise<number[]> {
     const rows = await db.database.db.execute<{ n: string }>(
       sql`select distinct block_number as n from transactions order by 1`,
@@ -189,18 +199,13 @@ describe("indexRange", () => {
     const { db, pipeline, deps } = await setup();
     try {
       const from = config.indexer.startBlock;
-      const all = await pipeline.chain.client.getLogs({
-        address: [...deps.addresses],
-        fromBlock: BigInt(from),
-        toBlock: BigInt(head),
-      });
-      const withLogs = new Set(all.map((l) => Number(l.blockNumber)));
+      const withLogs = new Set(await blocksWithLogs(pipeline, deps));
       // Two blocks without a scanned log (deployments of the demo) and one with logs, in another group.
       const [quiet, stale] = Array.from({ length: head - from + 1 }, (_, i) => from + i).filter(
         (n) => !withLogs.has(n),
       );
       expect(stale).toBeDefined();
-      const busy = [...withLogs].sort((a, b) => a - b)[6]!;
+      const busy = [...withLogs][6]!;
       const canonical = await pipeline.chain.client.getBlock({ blockNumber: BigInt(quiet!) });
       const orphan = swapTransaction({
         hash: `0x${"0f".repeat(32)}`,
@@ -251,17 +256,23 @@ describe("indexRange", () => {
     }
   });
 
+  /** The chain's blocks in two ranges, the second opened after the first as the indexer does. */
+  function openTwoRanges(deps: RangeDeps) {
+    const from = config.indexer.startBlock;
+    const middle = Math.floor((from + head) / 2);
+    proxy.resetCounts();
+    const first = openRange(deps, from, middle);
+    const second = openRange(deps, middle + 1, head, {
+      after: first.fetched,
+      startGroups: first.allPreparing,
+    });
+    return { from, middle, first, second };
+  }
+
   test("openRange: the next range's logs are fetched before the current one commits", async () => {
     const { db, pipeline, deps, commits } = await setup();
     try {
-      const from = config.indexer.startBlock;
-      const middle = Math.floor((from + head) / 2);
-      proxy.resetCounts();
-      const first = openRange(deps, from, middle);
-      const second = openRange(deps, middle + 1, head, {
-        after: first.fetched,
-        startGroups: first.allPreparing,
-      });
+      const { from, middle, first, second } = openTwoRanges(deps);
       // Both ranges' logs come in before anything is committed (the second range's groups start once the
       // first range's are all under way, during its commit).
       await second.fetched;
@@ -290,8 +301,6 @@ describe("indexRange", () => {
   test("openRange: a range opened after one whose logs are refused asks for nothing, and is given up", async () => {
     const { db, pipeline, deps, commits } = await setup();
     try {
-      const from = config.indexer.startBlock;
-      const middle = Math.floor((from + head) / 2);
       proxy.inject({
         kind: "rpcError",
         code: -32602,
@@ -299,12 +308,7 @@ describe("indexRange", () => {
         method: "eth_getLogs",
         times: 1,
       });
-      proxy.resetCounts();
-      const first = openRange(deps, from, middle);
-      const second = openRange(deps, middle + 1, head, {
-        after: first.fetched,
-        startGroups: first.allPreparing,
-      });
+      const { first, second } = openTwoRanges(deps);
       await expect(first.commit()).rejects.toThrow();
       await second.abandon();
       await expect(second.fetched).rejects.toThrow();
@@ -322,12 +326,7 @@ describe("indexRange", () => {
     const { db, pipeline, deps, commits } = await setup();
     try {
       const from = config.indexer.startBlock;
-      const all = await pipeline.chain.client.getLogs({
-        address: [...deps.addresses],
-        fromBlock: BigInt(from),
-        toBlock: BigInt(head),
-      });
-      const withLogs = [...new Set(all.map((l) => Number(l.blockNumber)))].sort((a, b) => a - b);
+      const withLogs = await blocksWithLogs(pipeline, deps);
       const failing = withLogs[9]!; // in the third group of four
       proxy.inject({
         kind: "rpcError",
