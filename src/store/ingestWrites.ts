@@ -1,4 +1,4 @@
-import { and, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, eq, gt, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Address } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
 import { groupBy } from "../internal/groupBy.ts";
@@ -211,17 +211,16 @@ function storedBlocks(
   headers: readonly BlockRow[],
   span: CommitSpan | undefined,
 ): Promise<{ number: number; hash: string }[]> | [] {
-  const query = tx.select({ number: blocks.number, hash: blocks.hash }).from(blocks);
-  if (span) return query.where(and(gte(blocks.number, span.from), lte(blocks.number, span.to))).execute();
-  if (headers.length === 0) return [];
-  return query
-    .where(
-      equalsAny(
-        blocks.number,
-        headers.map((h) => h.number),
-        "int8",
-      ),
-    )
+  if (headers.length === 0 && !span) return [];
+  const brought = equalsAny(
+    blocks.number,
+    headers.map((h) => h.number),
+    "int8",
+  );
+  return tx
+    .select({ number: blocks.number, hash: blocks.hash })
+    .from(blocks)
+    .where(span ? or(and(gte(blocks.number, span.from), lte(blocks.number, span.to)), brought) : brought)
     .execute();
 }
 
