@@ -67,10 +67,14 @@ export type CommitResult = {
 };
 
 /**
- * The rows of a commit's transactions in COPY's text format (PGlite), one per table, made by
- * `encodeCommitRows` from the same transactions the commit is given.
+ * The rows of a commit's transactions in COPY's text format (PGlite), one per table, and the transfer rows
+ * among them (their balance deltas), made by `encodeCommitRows` from the same transactions the commit is
+ * given.
  */
-export type EncodedRows = { readonly copies: readonly (EncodedCopy | null)[] };
+export type EncodedRows = {
+  readonly copies: readonly (EncodedCopy | null)[];
+  readonly transfers: readonly EncodedTransfer[];
+};
 
 /**
  * Encode the rows of `transactions` for the commit that will store them, or undefined where commits do not
@@ -86,6 +90,7 @@ export function encodeCommitRows(
 }
 
 function encodeRows(sorted: readonly IndexedTransaction[], source: IngestSource): EncodedRows {
+  const transfers = sorted.flatMap(encodeTransfers);
   return {
     copies: [
       encodeCopy(
@@ -93,9 +98,10 @@ function encodeRows(sorted: readonly IndexedTransaction[], source: IngestSource)
         sorted.map((t) => encodeTransaction(t, source)),
       ),
       encodeCopy(logs, sorted.flatMap(encodeLogs)),
-      encodeCopy(tokenTransfers, sorted.flatMap(encodeTransfers)),
+      encodeCopy(tokenTransfers, transfers),
       encodeCopy(addressTransactions, sorted.flatMap(encodeAddressTransactions)),
     ],
+    transfers,
   };
 }
 
@@ -140,8 +146,7 @@ function copyCommit(
   input: CommitInput,
   sorted: readonly IndexedTransaction[],
 ): Promise<CommitResult> {
-  const { copies } = input.encoded ?? encodeRows(sorted, input.source);
-  const transfers = sorted.flatMap(encodeTransfers);
+  const { copies, transfers } = input.encoded ?? encodeRows(sorted, input.source);
   return ingestTransaction(db, async (tx) => {
     const headers = uniqueHeaders(input.blocks);
     const [, stored] = await sendTogether(
