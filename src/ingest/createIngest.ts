@@ -171,6 +171,7 @@ export async function createIngest(
       }
     }
     const reading = readBalances(chain, callPairs, args.balanceBlock, common.logger);
+    reading.catch(() => undefined); // awaited below, unless encoding throws first
     // Encoded while the balances are read: the commit then sends its rows as they are.
     const encoded = encodeCommitRows(db, decoded, args.source);
     const balances = await reading;
