@@ -3,7 +3,7 @@ import type { Hash } from "viem";
 import { classifyRpcError } from "../chain/classifyRpcError.ts";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import { isChainError, RangeTooLargeError, RateLimitedError } from "../chain/errors.ts";
-import { createLogRangeController } from "../chain/logRange.ts";
+import { type BlockRange, createLogRangeController } from "../chain/logRange.ts";
 import type { Ingest } from "../ingest/createIngest.ts";
 import { ReorgDetectedError } from "../ingest/errors.ts";
 import type { Common } from "../internal/common.ts";
@@ -181,22 +181,19 @@ export function createIndexer(
         },
         ...(deferring ? { ready: deferring } : {}),
       };
+      const open = (next: BlockRange, options?: Parameters<typeof openRange>[3]) =>
+        openRange(rangeDeps, Number(next.fromBlock), Number(next.toBlock), options);
       while (cursor < target) {
         if (stopping.signal.aborted) return result("stopped");
-        let current: OpenRange;
-        if (ahead?.from === cursor + 1) current = ahead;
-        else {
-          await ahead?.abandon();
-          const next = range.nextRange(BigInt(cursor + 1), BigInt(target));
-          current = openRange(rangeDeps, Number(next.fromBlock), Number(next.toBlock));
-        }
+        // A range opened ahead starts at the cursor: it is kept only while the one before it commits in full,
+        // whose last group moves the cursor to that range's end.
+        const current = ahead ?? open(range.nextRange(BigInt(cursor + 1), BigInt(target)));
         ahead = undefined;
         // The next range's headers, logs and first groups are fetched while this one is committed, so a
         // backfill does not wait for the provider at every range: its logs once this range's are in (the
         // chunk it will have after this one worked), its groups once this range's are all under way.
         if (current.to < target) {
-          const next = range.rangeAfterSuccess(BigInt(current.to + 1), BigInt(target));
-          ahead = openRange(rangeDeps, Number(next.fromBlock), Number(next.toBlock), {
+          ahead = open(range.rangeAfterSuccess(BigInt(current.to + 1), BigInt(target)), {
             after: current.fetched,
             startGroups: current.allPreparing,
           });

@@ -125,11 +125,8 @@ export function toHeader(block: Pick<Block, "number" | "hash" | "parentHash" | "
 export function rpcHeader(
   block: Pick<RpcBlock, "number" | "hash" | "parentHash" | "timestamp">,
 ): BlockHeader {
-  if (block.number === null || block.hash === null) {
-    throw new ReorgDetectedError(-1, "pending block has no number or hash");
-  }
   return toHeader({
-    number: BigInt(block.number),
+    number: block.number === null ? null : BigInt(block.number),
     hash: block.hash,
     parentHash: block.parentHash,
     timestamp: BigInt(block.timestamp),

@@ -231,9 +231,10 @@ function storedBlocks(
 
 /**
  * A stored header is never replaced, whoever commits: the transactions stored under the old hash would stay,
- * and no reorg check would find them again. Polling rolls back the orphaned blocks it finds before it commits
- * over them (indexer/indexRange.ts), but a webhook or track-tx commit can store one in between (and could
- * once replace a header; the fault simulation, seed 10): the check runs in the commit, under the lock.
+ * and no reorg check would find them again (a webhook or track-tx commit could once replace a header; the
+ * fault simulation, seed 10). The check runs in the commit, under the lock: a webhook or track-tx commit is
+ * refused (`BlockHashConflictError`), a polling one names every block of its span it cannot vouch for
+ * (`StoredBlocksUnverifiedError`), which the indexer verifies against the chain (indexer/indexRange.ts).
  */
 function checkStoredBlocks(
   headers: readonly BlockRow[],
