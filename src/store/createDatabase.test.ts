@@ -170,6 +170,8 @@ describe("createDatabase", () => {
       expect((await stat(dir)).isDirectory()).toBe(true);
       const pool = await first.db.execute<{ shared_buffers: string }>(sql`show shared_buffers`);
       expect(pool.rows).toEqual([{ shared_buffers: "16MB" }]);
+      const zero = await first.db.execute<{ wal_init_zero: string }>(sql`show wal_init_zero`);
+      expect(zero.rows).toEqual([{ wal_init_zero: "off" }]);
       await migrate(first);
       await first.db.insert(blocks).values({
         number: 12,
