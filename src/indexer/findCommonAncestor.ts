@@ -14,9 +14,16 @@ const BATCH = 20;
 export const REORG_WINDOW_BLOCKS = 256;
 
 /**
- * Walk back through stored block headers at or below `from` (at most the chain's head) and return the newest
- * block whose stored hash the chain still has: the common ancestor. Everything after it is orphaned. When no
- * stored header matches, `floor` (or the block before the oldest one checked) is returned.
+ * Walk back through stored block headers at or below `from` (at most the chain's head) and return the common
+ * ancestor: the newest stored block the chain still has with no orphaned stored block below it. Everything
+ * after it is rolled back. When no stored header qualifies, `floor` (or the block before the oldest orphan) is
+ * returned.
+ *
+ * The walk does not stop at the first block the chain still has: webhooks and track-tx store blocks where
+ * polling stored none, so a canonical block can sit above orphaned ones (the chain reorganized, a webhook
+ * stored a block of the new chain, and polling has not noticed yet). Rolling back to it would keep the
+ * orphans below for good. So every stored block of the reorg window is judged: by hash when it is the parent
+ * of a block judged canonical just above it (no call), else against the chain, `BATCH` headers at a time.
  *
  * @throws {ChainMismatchError} when a stored header more than `REORG_WINDOW_BLOCKS` below `cursor` (the
  *   indexed block) is not on the chain either: no reorg is that deep, the database was filled from another
@@ -31,24 +38,50 @@ export async function findCommonAncestor(
   const stored = await getStoredBlocksDesc(db, at.from, WINDOW);
   const below = stored.findIndex((b) => b.number < deepest);
   const candidates = below === -1 ? stored : stored.slice(0, below + 1);
-  for (let i = 0; i < candidates.length; i += BATCH) {
-    const part = candidates.slice(i, i + BATCH);
-    const canonical = await Promise.all(
-      part.map((b) => chain.client.getBlock({ blockNumber: BigInt(b.number) })),
-    );
-    for (let j = 0; j < part.length; j++) {
-      const block = part[j]!;
-      const hash = canonical[j]!.hash?.toLowerCase();
-      if (hash === block.hash) return block.number;
-      if (block.number < deepest) {
-        throw new ChainMismatchError(
-          `the chain has another block ${block.number} (${hash}) than the stored one (${block.hash}), ` +
-            `${at.cursor - block.number} blocks below the indexed block ${at.cursor}: deeper than any reorg ` +
-            `(${REORG_WINDOW_BLOCKS} blocks)`,
-        );
+
+  const onChain = new Map<number, string | undefined>();
+  const chainHash = async (index: number): Promise<string | undefined> => {
+    const number = candidates[index]!.number;
+    if (!onChain.has(number)) {
+      // This block and the next ones that cannot be judged by a parent hash: one batch of headers.
+      const numbers = [number];
+      for (let j = index + 1; j < candidates.length && numbers.length < BATCH; j++) {
+        const n = candidates[j]!.number;
+        if (n !== candidates[j - 1]!.number - 1 && !onChain.has(n)) numbers.push(n);
       }
+      const headers = await Promise.all(
+        numbers.map((n) => chain.client.getBlock({ blockNumber: BigInt(n) })),
+      );
+      numbers.forEach((n, i) => onChain.set(n, headers[i]!.hash?.toLowerCase()));
+    }
+    return onChain.get(number);
+  };
+
+  // The newest canonical block with nothing orphaned found below it yet, and the oldest orphan found so far.
+  let ancestor: number | undefined;
+  let oldestOrphan: number | undefined;
+  // The parent hash of the block just judged canonical: what the stored block one below must be.
+  let parent: { number: number; hash: string } | undefined;
+  for (let i = 0; i < candidates.length; i++) {
+    const block = candidates[i]!;
+    const expected = parent?.number === block.number ? parent.hash : await chainHash(i);
+    const canonical = expected === block.hash;
+    if (!canonical && block.number < deepest) {
+      throw new ChainMismatchError(
+        `the chain has another block ${block.number} (${expected}) than the stored one ` +
+          `(${block.hash}), ${at.cursor - block.number} blocks below the indexed block ${at.cursor}: deeper ` +
+          `than any reorg (${REORG_WINDOW_BLOCKS} blocks)`,
+      );
+    }
+    if (canonical) {
+      ancestor ??= block.number;
+      parent = { number: block.number - 1, hash: block.parentHash };
+    } else {
+      ancestor = undefined;
+      oldestOrphan = block.number;
+      parent = undefined;
     }
   }
-  const oldest = stored.at(-1);
-  return oldest ? Math.max(at.floor, oldest.number - 1) : at.floor;
+  if (ancestor !== undefined) return ancestor;
+  return oldestOrphan !== undefined ? Math.max(at.floor, oldestOrphan - 1) : at.floor;
 }

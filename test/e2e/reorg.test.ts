@@ -359,6 +359,46 @@ describe("reorgs while indexing (anvil_reorg)", () => {
     }
   });
 
+  test("behavior: stale polling blocks below a canonical block a webhook stored are rolled back too", async () => {
+    await pipeline.catchUp();
+    const [u1, u2, u3, u4, u5] = users as [Address, Address, Address, Address, Address];
+    // Polling stores the first and the last of three blocks; the middle one holds nothing it scans.
+    const indexedWindow = [
+      await mineBlock(url, [tokenTransfer(d, "DEMO", u1, u2, parseUnits("11", 18))]),
+      await mineBlock(url, [nativeTransfer(u4, u5, parseEther("0.1"))]),
+      await mineBlock(url, [swapExact(d, u3, ["WETH", "USDC"], parseEther("0.25"))]),
+    ];
+    await pipeline.catchUp();
+    // The chain replaces all three. Before polling notices, a webhook stores the new middle block: canonical,
+    // at a number where polling stored no header, above the stale first block.
+    const reorg = await reorgChain(url, 3, [
+      { tx: { request: tokenTransfer(d, "DEMO", u2, u4, parseUnits("13", 18)) }, blockOffset: 1 },
+    ]);
+    const middle = reorg.replacement[1]!;
+    const outcomes = await pipeline.ingest.ingestHashes(middle.transactions, "webhook");
+    expect(outcomes.map((o) => o.status)).toEqual(["indexed"]);
+
+    const eventsFrom = pipeline.events.length;
+    // The walk back to the common ancestor must not stop at the webhook's block: the stale first block and its
+    // transaction below it would stay stored for good.
+    await catchUpAndVerify();
+    const events = eventRefs(pipeline.events.slice(eventsFrom));
+    const stale = refsOf([indexedWindow[0]!, indexedWindow[2]!]);
+    expect(events.removed.filter((r) => stale.some((s) => s.hash === r.hash)).sort(byHash)).toEqual(
+      stale.sort(byHash),
+    );
+    const rows = await db.database.db
+      .select({ hash: transactions.hash, blockHash: transactions.blockHash })
+      .from(transactions)
+      .where(
+        inArray(
+          transactions.blockNumber,
+          indexedWindow.map((b) => b.number),
+        ),
+      );
+    expect(rows).toEqual(refsOf([middle]).map((t) => ({ hash: t.hash, blockHash: t.blockHash })));
+  });
+
   test("behavior: a webhook transaction reorged into a later block is found again by hash", async () => {
     await pipeline.catchUp();
     const block = await mineBlock(url, [ownerMint(d, "DEMO", users[3]!, parseUnits("4242", 18))]);
