@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { createChainClient } from "../src/chain/createChainClient.ts";
 import { createIndexer } from "../src/indexer/createIndexer.ts";
 import { createLocalBroadcaster } from "../src/ingest/broadcaster.ts";
-import { createIngest } from "../src/ingest/createIngest.ts";
+import { createIngest, type Ingest } from "../src/ingest/createIngest.ts";
 import type { Common } from "../src/internal/common.ts";
 import { NonRetryableError } from "../src/internal/errors.ts";
 import { createSilentLogger } from "../src/internal/logger.ts";
@@ -61,6 +61,12 @@ export async function backfill(options: {
   chain: BenchChain;
   databaseUrl?: string | undefined;
   dataDir?: string | undefined;
+  /**
+   * false (the no-store phase): every commit is skipped, so what is measured is fetching, decoding and
+   * encoding alone. Nothing is stored and the cursor never moves: the one range of the bench chain is
+   * "stored" as soon as its groups are prepared.
+   */
+  store?: boolean;
 }): Promise<PhaseMeasurement> {
   const config = benchConfig(options.chain);
   const logger = createSilentLogger();
@@ -85,11 +91,13 @@ export async function backfill(options: {
     const chain = createChainClient(common);
     shutdown.add(() => chain.close());
     await chain.assertChainId(config.chain.id);
-    const ingest = await createIngest(common, {
+    const created = await createIngest(common, {
       chain,
       db: database.db,
       broadcaster: createLocalBroadcaster(),
     });
+    const ingest: Ingest =
+      options.store === false ? { ...created, store: async (prepared) => prepared.decoded } : created;
     const indexer = createIndexer(common, { chain, db: database.db, ingest });
     shutdown.add(() => indexer.stop());
     let stored = 0;
@@ -111,7 +119,7 @@ export async function backfill(options: {
         (select count(*) from token_transfers) as transfers`,
     );
     const row = counts.rows[0];
-    if (!row || Number(row.transactions) !== stored) {
+    if (!row || Number(row.transactions) !== (options.store === false ? 0 : stored)) {
       throw new NonRetryableError(`stored ${stored} transactions but the table holds ${row?.transactions}`);
     }
     return {

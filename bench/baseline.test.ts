@@ -34,6 +34,11 @@ describe("--baseline report", () => {
   test("behavior: the targets are checked for this tree only", () => {
     expect(new Set(checkTargets(results).map((c) => c.phase))).toEqual(new Set(["pglite-disk"]));
   });
+
+  test("behavior: the no-store diagnostic is reported but held to no target", () => {
+    const withDiagnostic = [...results, result("no-store", 1.2, 200)];
+    expect(checkTargets(withDiagnostic)).toEqual(checkTargets(results));
+  });
 });
 
 describe.skipIf(!existsSync(join(ROOT, ".git")))("prepareBaseline", () => {

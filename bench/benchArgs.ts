@@ -17,14 +17,19 @@ export type BenchArgs = {
   baseline: string | null;
 };
 
-export const PHASE_NAMES = ["floor", "pglite-disk", "pglite-memory", "postgres"] as const;
+/**
+ * `no-store` is a diagnostic, run only when named: protoscan's backfill into PGlite on disk with every commit
+ * skipped (fetch, decode and encode only), to tell the pipeline's cost from the database's.
+ */
+export const PHASE_NAMES = ["floor", "pglite-disk", "pglite-memory", "postgres", "no-store"] as const;
 export type PhaseName = (typeof PHASE_NAMES)[number];
 /** What a report row measured: a phase of this tree, or `baseline`, another commit's PGlite disk phase. */
 export type RunName = PhaseName | "baseline";
 
 const USAGE = `usage: npm run bench:index -- [--count N] [--per-block N] [--floor-concurrency N] [--rounds N]
-       [--phases floor,pglite-disk,pglite-memory,postgres] [--baseline <git ref>] [--json results.json]
+       [--phases floor,pglite-disk,pglite-memory,postgres,no-store] [--baseline <git ref>] [--json results.json]
 PostgreSQL is measured when DATABASE_URL is set (a fresh database is created on that server and dropped).
+no-store (only when named) runs the PGlite disk backfill with its commits skipped: the pipeline without storing.
 --baseline also runs that commit's PGlite disk phase, compiled, next to this tree's in every round.`;
 
 /** Parse the command line of `npm run bench:index`; `--help` throws the usage text. */

@@ -92,8 +92,8 @@ async function runChild(
 }
 
 /**
- * Run one phase in child processes of its own and read its result. pglite-disk takes two: one creates and
- * migrates the data directory, the next backfills into it (the peak RSS of each is reported). `baseline` is
+ * Run one phase in child processes of its own and read its result. pglite-disk (and no-store) takes two: one
+ * creates and migrates the data directory, the next backfills into it (the peak RSS of each is reported). `baseline` is
  * the baseline commit's pglite-disk phase.
  */
 async function runPhase(
@@ -108,7 +108,7 @@ async function runPhase(
   delete env.DATABASE_URL;
   if (args.databaseUrl) env.DATABASE_URL = args.databaseUrl;
   let create: CreateResult | undefined;
-  if (phase === "pglite-disk") {
+  if (phase === "pglite-disk" || phase === "no-store") {
     const dataDir = join(args.dir, `${run}-pglite`);
     argv.push("--data-dir", dataDir);
     const createOut = join(args.dir, `${run}-create.json`);

@@ -1,10 +1,10 @@
 /**
  * One phase of `npm run bench:index`, in its own process so that its peak RSS is its own:
  *
- *   node --import tsx bench/indexPhase.ts --phase <floor|pglite-disk|pglite-memory|postgres>
+ *   node --import tsx bench/indexPhase.ts --phase <floor|pglite-disk|pglite-memory|postgres|no-store>
  *     --chain <chain.json> --out <result.json> [--data-dir <dir>] [--floor-concurrency N] [--create-only]
  *
- * `--create-only` (pglite-disk): create and migrate the PGlite data directory, then exit; the backfill runs
+ * `--create-only` (pglite-disk, no-store): create and migrate the PGlite data directory, then exit; the backfill runs
  * in a second process on the existing directory, as after a restart. The postgres phase reads the (fresh)
  * database's URL from `DATABASE_URL`, never from argv. Writes a `PhaseResult` (or a `CreateResult`) to --out.
  */
@@ -75,7 +75,9 @@ if (phase === "floor") {
   const { backfill } = await import("./backfill.ts");
   if (phase === "pglite-disk") measured = await backfill({ chain, dataDir: required("--data-dir") });
   else if (phase === "pglite-memory") measured = await backfill({ chain, dataDir: "memory://" });
-  else {
+  else if (phase === "no-store") {
+    measured = await backfill({ chain, dataDir: required("--data-dir"), store: false });
+  } else {
     const databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) throw new NonRetryableError("indexPhase: the postgres phase needs DATABASE_URL");
     measured = await backfill({ chain, databaseUrl });

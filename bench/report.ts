@@ -18,6 +18,7 @@ const LABELS: Record<PhaseResult["phase"], string> = {
   "pglite-memory": "(b) protoscan -> PGlite memory://",
   postgres: "(c) protoscan -> PostgreSQL",
   baseline: "(b) baseline -> PGlite on disk",
+  "no-store": "(p) protoscan, commits skipped",
 };
 
 const perSecond = (r: PhaseResult) => r.transactions / r.seconds;
@@ -29,12 +30,12 @@ export function ratioToFloor(result: PhaseResult, floor: PhaseResult | undefined
   return perSecond(floor) / perSecond(result);
 }
 
-/** Check every target that applies to each protoscan phase of this tree (not the floor, not a baseline). */
+/** Check every target that applies to each protoscan phase of this tree (not the floor, a baseline or no-store). */
 export function checkTargets(results: readonly PhaseResult[]): TargetCheck[] {
   const floor = results.find((r) => r.phase === "floor");
   const checks: TargetCheck[] = [];
   for (const r of results) {
-    if (r.phase === "floor" || r.phase === "baseline") continue;
+    if (r.phase === "floor" || r.phase === "baseline" || r.phase === "no-store") continue;
     const ratio = ratioToFloor(r, floor);
     if (ratio !== null && r.phase.startsWith("pglite")) {
       checks.push({
@@ -137,6 +138,11 @@ export function formatReport(
       `    ${r.notes}; set-up before the measured part ${r.setupSeconds.toFixed(2)} s`,
       ...(r.rounds
         ? [`    rounds: ${r.rounds.map((s) => s.toFixed(2)).join(", ")} s (the median one is shown)`]
+        : []),
+      ...(r.phase === "no-store"
+        ? [
+            "    a diagnostic: the PGlite disk backfill with every commit skipped (nothing stored, the cursor never moves)",
+          ]
         : []),
       ...(r.phase === "pglite-memory"
         ? ["    memory:// has no data directory to create first: its peak RSS includes PGlite's initdb"]
