@@ -52,7 +52,17 @@ describe("createDatabase", () => {
           current_setting('TimeZone') as tz`,
     );
     expect(result.rows).toEqual([{ app: "protoscan", timeout: "30s", tz: "UTC" }]);
-    if (database.kind === "postgres") expect(database.pool.options.max).toBe(5);
+    if (database.kind === "postgres") {
+      expect(database.pool.options.max).toBe(5);
+      // Statements sent together are pipelined, not queued (node-postgres' queue goes in pg@9): see
+      // sendTogether.test.ts for what a transaction does with them.
+      const client = await database.pool.connect();
+      try {
+        expect(client.pipeline).toBe(true);
+      } finally {
+        client.release();
+      }
+    }
   });
 
   test("behavior: uint256, timestamps, jsonb and arrays round-trip exactly", async () => {

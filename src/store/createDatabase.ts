@@ -214,6 +214,12 @@ async function openPostgres(
     idleTimeoutMillis: 30_000,
     // timestamptz rendered the same on every server, whatever its TimeZone setting.
     options: "-c TimeZone=UTC",
+    // Statements a caller sends before the previous ones are answered (`sendTogether`: a commit's headers,
+    // rows, balances and cursor) go out at once instead of waiting in node-postgres' queue for each answer.
+    // That queue is deprecated and goes in pg@9 ("Calling client.query() when the client is already executing
+    // a query"); pipeline mode is its replacement. Each statement still has its own Sync: inside a
+    // transaction, those after a failed one fail with "current transaction is aborted", as before.
+    pipeline: true,
   });
   // An idle client whose server went away emits on the pool; unhandled it would crash the process.
   pool.on("error", (error) => {
