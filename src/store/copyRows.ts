@@ -102,6 +102,15 @@ let scratch = Buffer.allocUnsafeSlow(64 * 1024);
 function copyValue(value: unknown, column: Column): string {
   if (value === null || value === undefined) return "\\N";
   if (column.dataType === "json") return escapeText(JSON.stringify(value));
+  switch (typeof value) {
+    case "string":
+      return escapeText(value);
+    // Digits, a sign, `true`/`false`: nothing to escape, so nothing to test.
+    case "bigint":
+    case "number":
+    case "boolean":
+      return String(value);
+  }
   if (Array.isArray(value)) return escapeText(arrayLiteral(value));
   if (value instanceof Date) return value.toISOString();
   return escapeText(String(value));
@@ -109,11 +118,21 @@ function copyValue(value: unknown, column: Column): string {
 
 /** A PostgreSQL array literal of text elements: `{"a","b"}`, NULL for null elements. */
 function arrayLiteral(values: readonly unknown[]): string {
-  const items = values.map((v) =>
-    v === null || v === undefined ? "NULL" : `"${String(v).replace(/["\\]/g, "\\$&")}"`,
-  );
-  return `{${items.join(",")}}`;
+  let literal = "{";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) literal += ",";
+    if (v === null || v === undefined) literal += "NULL";
+    else {
+      // Only a quote or a backslash needs one before it (hashes and hex data have neither).
+      const text = String(v);
+      literal += `"${QUOTED.test(text) ? text.replace(/["\\]/g, "\\$&") : text}"`;
+    }
+  }
+  return `${literal}}`;
 }
+
+const QUOTED = /["\\]/;
 
 const SPECIAL = /[\\\t\n\r]/;
 const ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" };

@@ -8,8 +8,8 @@
  *
  * Why: on PGlite a commit's statements were about twenty round trips to its worker thread, and each answer
  * waited for the event loop, busy decoding the next group: the worker sat idle for 1.3 s of a 4 s backfill
- * (docs/performance.md, "Indexer backfill"). Statements sent together queue in the worker (or in
- * node-postgres' connection queue) and run back to back, in the order sent.
+ * (docs/performance.md, "Indexer backfill"). Statements sent together queue in the worker (or go out at once
+ * on a node-postgres client in pipeline mode: createDatabase.ts) and run back to back, in the order sent.
  *
  * Every statement has settled before this returns or throws: none outlives the caller's transaction, and
  * none fails unobserved. The error thrown is the first in statement order (a function that throws before
