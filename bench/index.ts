@@ -93,8 +93,8 @@ async function runChild(
 
 /**
  * Run one phase in child processes of its own and read its result. pglite-disk (and no-store) takes two: one
- * creates and migrates the data directory, the next backfills into it (the peak RSS of each is reported). `baseline` is
- * the baseline commit's pglite-disk phase.
+ * creates and migrates the data directory, the next backfills into it (the peak RSS of each is reported).
+ * `baseline` is the baseline commit's pglite-disk phase.
  */
 async function runPhase(
   run: RunName,

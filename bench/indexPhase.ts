@@ -4,9 +4,10 @@
  *   node --import tsx bench/indexPhase.ts --phase <floor|pglite-disk|pglite-memory|postgres|no-store>
  *     --chain <chain.json> --out <result.json> [--data-dir <dir>] [--floor-concurrency N] [--create-only]
  *
- * `--create-only` (pglite-disk, no-store): create and migrate the PGlite data directory, then exit; the backfill runs
- * in a second process on the existing directory, as after a restart. The postgres phase reads the (fresh)
- * database's URL from `DATABASE_URL`, never from argv. Writes a `PhaseResult` (or a `CreateResult`) to --out.
+ * `--create-only` (pglite-disk, no-store): create and migrate the PGlite data directory, then exit; the
+ * backfill runs in a second process on the existing directory, as after a restart. The postgres phase reads
+ * the (fresh) database's URL from `DATABASE_URL`, never from argv. Writes a `PhaseResult` (or a
+ * `CreateResult`) to --out.
  */
 import { writeFile } from "node:fs/promises";
 import { NonRetryableError } from "../src/internal/errors.ts";

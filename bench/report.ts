@@ -30,7 +30,7 @@ export function ratioToFloor(result: PhaseResult, floor: PhaseResult | undefined
   return perSecond(floor) / perSecond(result);
 }
 
-/** Check every target that applies to each protoscan phase of this tree (not the floor, a baseline or no-store). */
+/** Check the targets that apply to each protoscan phase of this tree (not the floor, baseline or no-store). */
 export function checkTargets(results: readonly PhaseResult[]): TargetCheck[] {
   const floor = results.find((r) => r.phase === "floor");
   const checks: TargetCheck[] = [];
