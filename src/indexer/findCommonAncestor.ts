@@ -52,7 +52,7 @@ export async function findCommonAncestor(
       const headers = await Promise.all(
         numbers.map((n) => chain.client.getBlock({ blockNumber: BigInt(n) })),
       );
-      numbers.forEach((n, i) => onChain.set(n, headers[i]!.hash?.toLowerCase()));
+      for (const [i, n] of numbers.entries()) onChain.set(n, headers[i]!.hash?.toLowerCase());
     }
     return onChain.get(number);
   };
