@@ -1,6 +1,7 @@
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { getStoredBlocksDesc } from "../store/indexerState.ts";
+import { canonicalHashes } from "./canonicalHashes.ts";
 import { ChainMismatchError } from "./errors.ts";
 
 const WINDOW = 1000;
@@ -49,10 +50,7 @@ export async function findCommonAncestor(
         const n = candidates[j]!.number;
         if (n !== candidates[j - 1]!.number - 1 && !onChain.has(n)) numbers.push(n);
       }
-      const headers = await Promise.all(
-        numbers.map((n) => chain.client.getBlock({ blockNumber: BigInt(n) })),
-      );
-      for (const [i, n] of numbers.entries()) onChain.set(n, headers[i]!.hash?.toLowerCase());
+      for (const [n, hash] of await canonicalHashes(chain, numbers)) onChain.set(n, hash);
     }
     return onChain.get(number);
   };

@@ -6,6 +6,7 @@ import { type BlockHeader, fetchBlockTransactions, toHeader } from "../ingest/fe
 import type { Db } from "../store/createDatabase.ts";
 import { StoredBlocksUnverifiedError } from "../store/errors.ts";
 import { getStoredBlock } from "../store/indexerState.ts";
+import { canonicalHashes } from "./canonicalHashes.ts";
 
 /**
  * Blocks fetched together and committed together: each is one or two calls (block with transactions, and
@@ -324,15 +325,11 @@ async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup):
       // simulation, seed 15): it is fetched again instead.
       const top = Math.max(...brought.keys());
       const unknown = error.blocks.map((b) => b.number).filter((n) => !brought.has(n));
-      const numbers = [top, ...unknown];
-      const headers = await Promise.all(
-        numbers.map((n) => chain.client.getBlock({ blockNumber: BigInt(n) })),
-      );
-      const canonical = new Map(numbers.map((n, i) => [n, headers[i]!.hash?.toLowerCase() ?? ""]));
+      const canonical = await canonicalHashes(chain, [top, ...unknown]);
       if (canonical.get(top) !== brought.get(top)) {
         throw new ReorgDetectedError(top, "the group's blocks were replaced while it was prepared");
       }
-      for (const n of unknown) verified.set(n, canonical.get(n)!);
+      for (const n of unknown) verified.set(n, canonical.get(n) ?? "");
       const orphaned = error.blocks
         .filter((b) => (brought.get(b.number) ?? verified.get(b.number)) !== b.hash)
         .map((b) => b.number);
