@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { ChainClient } from "../chain/createChainClient.ts";
-import type { Indexer } from "../indexer/createIndexer.ts";
 import type { Common } from "../internal/common.ts";
 import { createPriceEngine, type PriceEngine } from "../prices/createPriceEngine.ts";
 import type { Hub, HubSource } from "../realtime/createHub.ts";
@@ -26,11 +25,23 @@ import { registerTrackTxRoutes } from "./routes/trackTx.ts";
 import { registerTransactionRoutes } from "./routes/transactions.ts";
 import { registerWebhookRoutes } from "./routes/webhooks.ts";
 
+/** What the API shows of a polling indexer (`Indexer.status()` in src/indexer/createIndexer.ts). */
+export type IndexerStatus = {
+  chainHead: number | null;
+  indexedBlock: number | null;
+  lastRunAt: Date | null;
+  /** why the indexer stopped for good, else null (GET /readyz) */
+  failure: string | null;
+};
+
 export type AppDeps = {
   database: Database;
   chain: ChainClient;
-  /** present in processes that run the polling indexer */
-  indexer?: Indexer;
+  /**
+   * the progress of this process's polling indexer (processes that run the writers): read only, the API
+   * never drives the poller
+   */
+  indexerStatus?: () => IndexerStatus;
   /** the WebSocket hub behind GET /ws (processes that serve the API) */
   hub?: Hub;
   /**

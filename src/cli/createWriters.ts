@@ -34,10 +34,10 @@ export type Writers = Leader & {
   trackWatcher(): TrackWatcher | null;
   priceRefresher(): PriceRefresher | null;
   /**
-   * A stable `Indexer` for the API: the status of the running indexer, or an idle one (all null) while
-   * standing by, in which case the API reads the committed cursor instead.
+   * For the API, read only: the status of the running indexer, or an idle one (all null) while standing by,
+   * in which case the API reads the committed cursor instead.
    */
-  view: Indexer;
+  indexerStatus(): IndexerStatus;
 };
 
 type Running = {
@@ -120,16 +120,6 @@ export function createWriters(
     common.metrics.indexerDeferredIndexes.reset();
   };
 
-  const view: Indexer = {
-    start() {},
-    stop: async () => {},
-    runCycle() {
-      if (!running) return Promise.reject(new Error("this process is not the active writer"));
-      return running.indexer.runCycle();
-    },
-    status: () => running?.indexer.status() ?? { ...IDLE },
-  };
-
   return {
     start,
     stop,
@@ -137,7 +127,7 @@ export function createWriters(
     inboxWorker: () => running?.inboxWorker ?? null,
     trackWatcher: () => running?.trackWatcher ?? null,
     priceRefresher: () => running?.priceRefresher ?? null,
-    view,
+    indexerStatus: () => running?.indexer.status() ?? { ...IDLE },
   };
 }
 

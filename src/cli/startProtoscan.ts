@@ -173,7 +173,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
         events: source,
         tracker: createTracker(common, { db: database.db, ingest }),
         prices,
-        ...(writers ? { indexer: writers.view, inboxSignal } : {}),
+        ...(writers ? { indexerStatus: writers.indexerStatus, inboxSignal } : {}),
         ...(writerLock ? { writerLock } : {}),
       });
       const server = app;
@@ -188,7 +188,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       const ops = await buildOpsApp(common, {
         database,
         chain,
-        ...(writers ? { indexer: writers.view } : {}),
+        ...(writers ? { indexerStatus: writers.indexerStatus } : {}),
         ...(writerLock ? { writerLock } : {}),
       });
       shutdown.add(() => ops.close());

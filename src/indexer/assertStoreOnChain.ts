@@ -1,8 +1,7 @@
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Common } from "../internal/common.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { getCursor } from "../store/indexerState.ts";
-import { CURSOR_NAME } from "./createIndexer.ts";
+import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
 import { locateCursor } from "./locateCursor.ts";
 
 /**

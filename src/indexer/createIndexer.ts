@@ -10,13 +10,12 @@ import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { buildDeferredIndexes, deferIndexes, listDeferredIndexes } from "../store/deferredIndexes.ts";
-import { getCursor } from "../store/indexerState.ts";
+import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
 import { ChainMismatchError } from "./errors.ts";
 import { type OpenRange, openRange, type RangeDeps } from "./indexRange.ts";
 import { locateCursor } from "./locateCursor.ts";
 import { createProgress } from "./progress.ts";
 
-export const CURSOR_NAME = "poll";
 const MAX_REORGS_PER_CYCLE = 10;
 /**
  * A first backfill at least this long (blocks from the start block to the head) runs with the secondary

@@ -4,6 +4,9 @@ import { equalsAny } from "./equalsAny.ts";
 import type { Executor } from "./insertRows.ts";
 import { blocks, indexerCursor, tokenBalances, tokenState, transactions } from "./schema.ts";
 
+/** The polling indexer's cursor (`indexer_cursor.name`). */
+export const CURSOR_NAME = "poll";
+
 export type Cursor = { blockNumber: number; filterHash: string; updatedAt: Date };
 
 /** The polling cursor: the last block whose whole range is committed, or null before the first commit. */

@@ -60,7 +60,7 @@ describe("GET /api/address/:address, /api/address/:address/transactions", () => 
     app = await buildApp(pipeline.common, {
       database: db.database,
       chain: pipeline.chain,
-      indexer: pipeline.indexer,
+      indexerStatus: pipeline.indexer.status,
     });
   }, 120_000);
 

@@ -106,7 +106,7 @@ describe("property: malformed requests to every route", () => {
     const config = { ...chain.config, api: { ...chain.config.api, rateLimitPerMinute: 1_000_000 } };
     app = await buildApp(
       { ...pipeline.common, config },
-      { database: db.database, chain: pipeline.chain, indexer: pipeline.indexer },
+      { database: db.database, chain: pipeline.chain, indexerStatus: pipeline.indexer.status },
     );
     const document = (await app.inject({ method: "GET", url: "/openapi.json" })).json() as {
       paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: unknown }>>;

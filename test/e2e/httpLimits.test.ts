@@ -25,7 +25,7 @@ describe("HTTP limits and problem+json at the edge", () => {
     const config: Config = { ...chain.config, api: { ...chain.config.api, ...api } };
     const built = await buildApp(
       { ...pipeline.common, config },
-      { database: db.database, chain: pipeline.chain, indexer: pipeline.indexer },
+      { database: db.database, chain: pipeline.chain, indexerStatus: pipeline.indexer.status },
     );
     built.post(
       "/test/echo",

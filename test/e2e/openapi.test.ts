@@ -236,7 +236,7 @@ describe("GET /openapi.json and /docs", () => {
     const config = { ...chain.config, api: { ...chain.config.api, rateLimitPerMinute: 100_000 } };
     app = await buildApp(
       { ...pipeline.common, config },
-      { database: db.database, chain: pipeline.chain, indexer: pipeline.indexer },
+      { database: db.database, chain: pipeline.chain, indexerStatus: pipeline.indexer.status },
     );
     const response = await app.inject({ method: "GET", url: "/openapi.json" });
     expect(response.statusCode).toBe(200);

@@ -67,7 +67,7 @@ describe("GET /api/protocol/:id/stats, /api/protocol/:id/transactions, /api/over
     app = await buildApp(pipeline.common, {
       database: db.database,
       chain: pipeline.chain,
-      indexer: pipeline.indexer,
+      indexerStatus: pipeline.indexer.status,
     });
   }, 120_000);
 

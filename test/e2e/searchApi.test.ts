@@ -53,7 +53,7 @@ describe("GET /api/search", () => {
     app = await buildApp(pipeline.common, {
       database: db.database,
       chain: pipeline.chain,
-      indexer: pipeline.indexer,
+      indexerStatus: pipeline.indexer.status,
     });
   }, 120_000);
 

@@ -259,7 +259,7 @@ describe("security: request limits on a listening server", { timeout: 180_000 },
       };
       return buildApp(
         { ...pipeline.common, config },
-        { database: db.database, chain: pipeline.chain, indexer: pipeline.indexer },
+        { database: db.database, chain: pipeline.chain, indexerStatus: pipeline.indexer.status },
       );
     };
     app = await make({ rateLimitPerMinute: 100_000 });

@@ -91,7 +91,7 @@ beforeAll(async () => {
   app = await buildApp(pipeline.common, {
     database: db.database,
     chain: appChain,
-    indexer: pipeline.indexer,
+    indexerStatus: pipeline.indexer.status,
   });
 });
 

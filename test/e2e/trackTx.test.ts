@@ -74,7 +74,13 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
 
   async function startServer(config: Config): Promise<Server> {
     const own: Common = { ...common, config, metrics: createMetrics(), shutdown: createShutdown() };
-    const app = await buildApp(own, { database: db.database, chain: chainClient, indexer, hub, tracker });
+    const app = await buildApp(own, {
+      database: db.database,
+      chain: chainClient,
+      indexerStatus: () => indexer.status(),
+      hub,
+      tracker,
+    });
     const url = await app.listen({ host: "127.0.0.1", port: 0 });
     const started = { app, url, common: own };
     servers.push(started);

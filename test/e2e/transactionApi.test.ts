@@ -64,7 +64,7 @@ describe("GET /api/tx/:hash, /api/transactions/recent, /api/stats, /healthz, /re
     app = await buildApp(pipeline.common, {
       database: db.database,
       chain: pipeline.chain,
-      indexer: pipeline.indexer,
+      indexerStatus: pipeline.indexer.status,
     });
   });
 

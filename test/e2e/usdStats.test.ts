@@ -54,7 +54,7 @@ describe("USD statistics: tvl, dailyVolume, last24h (SPEC §7)", () => {
     app = await buildApp(pipeline.common, {
       database: db.database,
       chain: pipeline.chain,
-      indexer: pipeline.indexer,
+      indexerStatus: pipeline.indexer.status,
       prices,
       usdStats: createUsdStats(pipeline.common, { db: db.database.db, prices, maxAgeMs: 0 }),
     });

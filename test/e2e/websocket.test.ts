@@ -143,7 +143,12 @@ describe("WebSocket /ws (SPEC §5)", () => {
     const own: Common = { ...common, metrics: createMetrics(), shutdown };
     const hub = createHub(own, { source: broadcaster, options });
     hub.start();
-    const app = await buildApp(own, { database: db.database, chain: chainClient, indexer, hub });
+    const app = await buildApp(own, {
+      database: db.database,
+      chain: chainClient,
+      indexerStatus: () => indexer.status(),
+      hub,
+    });
     const address = await app.listen({ host: "127.0.0.1", port: 0 });
     const started: Server = {
       common: own,

@@ -60,7 +60,7 @@ const NotReadySchema = Type.Object({
 });
 
 /** What the operational routes read: the API's deps, or the few an `--role indexer` ops server has. */
-export type OpsDeps = Pick<AppDeps, "database" | "chain" | "indexer"> & {
+export type OpsDeps = Pick<AppDeps, "database" | "chain" | "indexerStatus"> & {
   /** the single-writer election of this process (PostgreSQL, roles all and indexer) */
   writerLock?: Pick<WriterLock, "status">;
 };
@@ -110,7 +110,7 @@ export function registerOpsRoutes(app: FastifyInstance, common: Common, deps: Op
         }),
       ]);
       const lock = deps.writerLock?.status();
-      const failure = deps.indexer?.status().failure;
+      const failure = deps.indexerStatus?.().failure;
       const checks = {
         database,
         rpc,

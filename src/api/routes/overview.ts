@@ -10,7 +10,7 @@ import { getRecentTransactions } from "../../store/transactionReads.ts";
 import type { RouteDeps } from "../buildApp.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createEventCache, readThrough } from "../createEventCache.ts";
-import { createIndexerProgress } from "../indexerProgress.ts";
+import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { OverviewSchema } from "../schemas/stats.ts";
 import type { TransactionJson } from "../schemas/transaction.ts";
 import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";

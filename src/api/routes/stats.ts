@@ -3,7 +3,7 @@ import type { Common } from "../../internal/common.ts";
 import { type GlobalCounts, getGlobalCounts } from "../../store/statsReads.ts";
 import type { RouteDeps } from "../buildApp.ts";
 import { createEventCache, readThrough } from "../createEventCache.ts";
-import { createIndexerProgress } from "../indexerProgress.ts";
+import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { StatsSchema } from "../schemas/stats.ts";
 
 /**

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { CURSOR_NAME } from "../indexer/createIndexer.ts";
-import { getCursor } from "../store/indexerState.ts";
+import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
 import type { RouteDeps } from "./buildApp.ts";
 import { createEventCache, readThrough } from "./createEventCache.ts";
 import { createTtlCache } from "./createTtlCache.ts";
@@ -16,7 +15,7 @@ const HEAD_CACHE_MS = 5000;
  */
 export function createIndexerProgress(
   app: FastifyInstance,
-  deps: Pick<RouteDeps, "indexer" | "database" | "chain" | "events" | "changes">,
+  deps: Pick<RouteDeps, "indexerStatus" | "database" | "chain" | "events" | "changes">,
 ): () => Promise<IndexerJson> {
   const head = createTtlCache<"head", number | null>({ ttlMs: HEAD_CACHE_MS });
   const readHead = () =>
@@ -35,7 +34,7 @@ export function createIndexerProgress(
   });
 
   return async () => {
-    const status = deps.indexer?.status();
+    const status = deps.indexerStatus?.();
     const cursor =
       status?.indexedBlock === null || status?.indexedBlock === undefined
         ? await readThrough(cursors, CURSOR_NAME, () => getCursor(deps.database.db, CURSOR_NAME))
