@@ -1,16 +1,10 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
-import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Common } from "../internal/common.ts";
-import { createPriceEngine, type PriceEngine } from "../prices/createPriceEngine.ts";
-import type { Hub, HubSource } from "../realtime/createHub.ts";
-import { registerWebSocketRoute } from "../realtime/websocketRoute.ts";
-import { createUsdStats, type UsdStats } from "../stats/createUsdStats.ts";
-import { type ChangeNotices, listenForChanges } from "../store/changeNotices.ts";
-import type { Database } from "../store/createDatabase.ts";
-import type { WriterLock } from "../store/createWriterLock.ts";
-import type { Tracker } from "../tracking/createTracker.ts";
-import type { InboxSignal } from "../webhooks/inboxSignal.ts";
+import { createPriceEngine } from "../prices/createPriceEngine.ts";
+import { createUsdStats } from "../stats/createUsdStats.ts";
+import { listenForChanges } from "../store/changeNotices.ts";
+import { type AppDeps, BODY_LIMIT, type RouteDeps } from "./appDeps.ts";
 import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
@@ -24,54 +18,9 @@ import { registerTokenRoutes } from "./routes/tokens.ts";
 import { registerTrackTxRoutes } from "./routes/trackTx.ts";
 import { registerTransactionRoutes } from "./routes/transactions.ts";
 import { registerWebhookRoutes } from "./routes/webhooks.ts";
-
-/** What the API shows of a polling indexer (`Indexer.status()` in src/indexer/createIndexer.ts). */
-export type IndexerStatus = {
-  chainHead: number | null;
-  indexedBlock: number | null;
-  lastRunAt: Date | null;
-  /** why the indexer stopped for good, else null (GET /readyz) */
-  failure: string | null;
-};
-
-export type AppDeps = {
-  database: Database;
-  chain: ChainClient;
-  /**
-   * the progress of this process's polling indexer (processes that run the writers): read only, the API
-   * never drives the poller
-   */
-  indexerStatus?: () => IndexerStatus;
-  /** the WebSocket hub behind GET /ws (processes that serve the API) */
-  hub?: Hub;
-  /**
-   * the stored and removed transactions this process hears of (the hub's source): read caches are emptied
-   * by them (api/createResponseCache.ts); without it nothing is cached
-   */
-  events?: HubSource;
-  /** wakes the webhook inbox worker of this process when a delivery is stored (roles all) */
-  inboxSignal?: InboxSignal;
-  /** ingests hashes submitted to POST /api/track-tx (processes that serve the API) */
-  tracker?: Tracker;
-  /** the single-writer election, shown by GET /readyz (role all on PostgreSQL) */
-  writerLock?: Pick<WriterLock, "status">;
-  /** the price engine (in one process, the one the indexer's price refresh uses); built when absent */
-  prices?: PriceEngine;
-  /** the USD statistics behind protocol stats, overview and /api/stats; built when absent */
-  usdStats?: UsdStats;
-  /**
-   * committed changes to token balances and the cursor (migration 0009), which empty the caches built from
-   * them; with `events` and without it, the app listens itself (and stops when it closes)
-   */
-  changes?: ChangeNotices;
-};
-
-/** What route modules receive: the app's deps with the price engine and the USD statistics filled in. */
-export type RouteDeps = AppDeps & { prices: PriceEngine; usdStats: UsdStats };
+import { registerWebSocketRoute } from "./routes/websocket.ts";
 
 export type App = FastifyInstance;
-
-export const BODY_LIMIT = 1024 * 1024;
 
 /**
  * Build the HTTP API (SPEC §4) without listening: `src/cli/` listens, tests use `app.inject()`.

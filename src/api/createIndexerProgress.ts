@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
-import type { RouteDeps } from "./buildApp.ts";
+import type { RouteDeps } from "./appDeps.ts";
 import { createEventCache, readThrough } from "./createEventCache.ts";
 import { createTtlCache } from "./createTtlCache.ts";
 import type { IndexerJson } from "./schemas/stats.ts";

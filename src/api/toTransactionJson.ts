@@ -1,5 +1,5 @@
 import { getAddress } from "viem";
-import type { Address, TokenConfig } from "../config/schema.ts";
+import type { Address, Config, TokenConfig } from "../config/schema.ts";
 import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
 import type { TransactionJson } from "./schemas/transaction.ts";
 
@@ -86,4 +86,19 @@ export function checksum(address: string): string {
     checksums.set(address, out);
   }
   return out;
+}
+
+/**
+ * `toTransactionJson` with the configured tokens bound: what the WebSocket hub and the PostgreSQL fan-out are
+ * given (realtime/serverMessages.ts `TransactionJsonOf`), so a broadcast carries the JSON of `GET /api/tx/:hash`.
+ */
+export function transactionJsonOf(
+  config: Pick<Config, "tokens">,
+): (
+  tx: TxRow | (typeof transactions.$inferInsert & { source: string }),
+  logRows: readonly LogRow[],
+  transferRows: readonly TransferRow[],
+) => TransactionJson {
+  const tokens = new Map<string, TokenConfig>(config.tokens.map((t) => [t.address.toLowerCase(), t]));
+  return (tx, logRows, transferRows) => toTransactionJson(tx, logRows, transferRows, tokens);
 }

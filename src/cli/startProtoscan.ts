@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../api/buildApp.ts";
 import { buildOpsApp } from "../api/buildOpsApp.ts";
+import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
 import { configSecrets } from "../config/configSecrets.ts";
 import type { Config } from "../config/schema.ts";
@@ -155,15 +156,17 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     let app: FastifyInstance | null = null;
     let url: string | null = null;
     if (options.role !== "indexer") {
+      // Broadcasts carry the Transaction JSON of GET /api/tx/:hash, serialized by the API's own function.
+      const transactionJson = transactionJsonOf(config);
       let source: HubSource = broadcaster;
       if (postgres) {
-        const fanout = createPgFanout(common, { database: postgres });
+        const fanout = createPgFanout(common, { database: postgres, transactionJson });
         shutdown.add(() => fanout.stop());
         await fanout.start();
         source = fanout;
       }
       // The hub is stopped after the app has closed its sockets with 1001 (shutdown runs in reverse order).
-      const hub = createHub(common, { source });
+      const hub = createHub(common, { source, transactionJson });
       hub.start();
       shutdown.add(() => hub.stop());
       app = await buildApp(common, {

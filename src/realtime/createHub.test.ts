@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { createHub, type HubEvent, type HubOptions, type HubSocket, type HubTransport } from "./createHub.ts";
 
@@ -66,7 +67,9 @@ const frameBytes = (size: number) =>
 
 function setup(options: Partial<HubOptions> = {}) {
   let publish: (event: HubEvent) => void = () => {};
-  const hub = createHub(testCommon(testConfig({ urls: ["http://127.0.0.1:1"] })), {
+  const config = testConfig({ urls: ["http://127.0.0.1:1"] });
+  const hub = createHub(testCommon(config), {
+    transactionJson: transactionJsonOf(config),
     source: {
       subscribe(listener) {
         publish = listener;

@@ -1,4 +1,3 @@
-import type { TokenConfig } from "../config/schema.ts";
 import type { IngestEvent } from "../ingest/broadcaster.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
@@ -6,7 +5,12 @@ import { eventTopics } from "./eventTopics.ts";
 import { createHubMetrics, type DisconnectReason } from "./hubMetrics.ts";
 import { parseClientFrame } from "./parseClientFrame.ts";
 import { topicCatalog } from "./parseTopic.ts";
-import { eventMessage, serializeEventData, serverMessages } from "./serverMessages.ts";
+import {
+  eventMessage,
+  serializeEventData,
+  serverMessages,
+  type TransactionJsonOf,
+} from "./serverMessages.ts";
 
 /**
  * The slice of a `ws` WebSocket (the server side @fastify/websocket hands to a route) the hub uses; typed
@@ -119,10 +123,17 @@ const OPEN = 1;
  * the slice's frames leave in one `writev` per connection instead of one per message. At 1,000 clients and
  * 50 transactions a second, per-message writes were most of the hub's CPU (docs/performance.md).
  */
-export function createHub(common: Common, deps: { source: HubSource; options?: Partial<HubOptions> }): Hub {
+export function createHub(
+  common: Common,
+  deps: {
+    source: HubSource;
+    /** a stored transaction's Transaction JSON (api/toTransactionJson.ts `transactionJsonOf`) */
+    transactionJson: TransactionJsonOf;
+    options?: Partial<HubOptions>;
+  },
+): Hub {
   const options: HubOptions = { ...DEFAULT_HUB_OPTIONS, ...deps.options };
   const catalog = topicCatalog(common.config);
-  const tokens = new Map<string, TokenConfig>(common.config.tokens.map((t) => [t.address.toLowerCase(), t]));
   const metrics = createHubMetrics(common.metrics.registry);
   const logger = common.logger.child({ subsystem: "ws" });
 
@@ -205,7 +216,7 @@ export function createHub(common: Common, deps: { source: HubSource; options?: P
     const all = "prepared" in event ? event.topics : eventTopics(event);
     const topics = all.filter((topic) => index.has(topic));
     if (topics.length === 0) return 0;
-    const data = "prepared" in event ? event.data : serializeEventData(event, tokens);
+    const data = "prepared" in event ? event.data : serializeEventData(event, deps.transactionJson);
     let bytes = 0;
     let sent = 0;
     for (const topic of topics) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
+import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import type { Config, TokenConfig } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
@@ -28,8 +29,8 @@ const token = (address: `0x${string}`, symbol: string, decimals: number, protoco
   exclusive: true,
 });
 const tokens = [token(DEMO, "DEMO", 18, "demoswap"), token(USDC, "USDC", 6, "demovault")];
-const tokenMap = new Map(tokens.map((t) => [t.address as string, t]));
 const config: Config = { ...testConfig({ urls: ["http://127.0.0.1:1"] }), tokens };
+const transactionJson = transactionJsonOf(config);
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as `0x${string}`;
 const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as `0x${string}`;
@@ -55,7 +56,7 @@ function local(t: IndexedTransaction): Received {
   return {
     type: "transaction",
     topics: [...eventTopics(event)].sort(),
-    data: JSON.parse(serializeEventData(event, tokenMap)) as Record<string, unknown>,
+    data: JSON.parse(serializeEventData(event, transactionJson)) as Record<string, unknown>,
   };
 }
 
@@ -78,6 +79,7 @@ describe.skipIf(testDatabaseUrl() === undefined)("createPgFanout (PostgreSQL)", 
   async function listen(common: Common = testCommon(config)) {
     const fanout = createPgFanout(common, {
       database,
+      transactionJson,
       options: { pollIntervalMs: 200, reconnectDelayMs: 100, batchSize: 3 },
     });
     fanouts.push(fanout);

@@ -1,5 +1,3 @@
-import { toTransactionJson } from "../api/toTransactionJson.ts";
-import type { TokenConfig } from "../config/schema.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { PostgresDatabase } from "../store/createDatabase.ts";
@@ -14,6 +12,7 @@ import {
 } from "../store/outbox.ts";
 import type { HubEvent, HubSource, PreparedEvent } from "./createHub.ts";
 import { topicsOf } from "./eventTopics.ts";
+import type { TransactionJsonOf } from "./serverMessages.ts";
 
 export type PgFanoutOptions = {
   /**
@@ -63,12 +62,16 @@ export type PgFanout = HubSource & {
  */
 export function createPgFanout(
   common: Common,
-  deps: { database: PostgresDatabase; options?: Partial<PgFanoutOptions> },
+  deps: {
+    database: PostgresDatabase;
+    /** a stored transaction's Transaction JSON (api/toTransactionJson.ts `transactionJsonOf`) */
+    transactionJson: TransactionJsonOf;
+    options?: Partial<PgFanoutOptions>;
+  },
 ): PgFanout {
   const options: PgFanoutOptions = { ...DEFAULT_PG_FANOUT_OPTIONS, ...deps.options };
   const logger = common.logger.child({ subsystem: "fanout" });
   const { metrics } = common;
-  const tokens = new Map<string, TokenConfig>(common.config.tokens.map((t) => [t.address.toLowerCase(), t]));
   const listeners = new Set<(event: HubEvent) => void>();
   const stopping = new AbortController();
   /** the last `seq` delivered (null until the first session: history before it is not replayed) */
@@ -126,7 +129,7 @@ export function createPgFanout(
       if (skipped.size > 10_000) skipped.delete(skipped.keys().next().value as string);
       return null;
     }
-    const json = toTransactionJson(stored.tx, stored.logs, stored.transfers, tokens);
+    const json = deps.transactionJson(stored.tx, stored.logs, stored.transfers);
     return {
       type: "transaction",
       prepared: true,

@@ -1,21 +1,26 @@
 import { getAddress } from "viem";
 import { describe, expect, test } from "vitest";
+import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import type { TokenConfig } from "../config/schema.ts";
 import { DEMO, ROUTER, USDC } from "../decode/testRegistry.ts";
 import { swapTransaction } from "./_test/fixtures.ts";
 import { eventMessage, serializeEventData, serverMessages } from "./serverMessages.ts";
 
-const tokens = new Map<string, TokenConfig>(
-  (
-    [
-      { address: DEMO, symbol: "DEMO", decimals: 18 },
-      { address: USDC, symbol: "USDC", decimals: 6 },
-    ] as const
-  ).map((t) => [
-    t.address,
-    { ...t, name: t.symbol, protocol: "demoswap", color: "", logo: "", official: true, exclusive: true },
-  ]),
-);
+const tokens: TokenConfig[] = (
+  [
+    { address: DEMO, symbol: "DEMO", decimals: 18 },
+    { address: USDC, symbol: "USDC", decimals: 6 },
+  ] as const
+).map((t) => ({
+  ...t,
+  name: t.symbol,
+  protocol: "demoswap",
+  color: "",
+  logo: "",
+  official: true,
+  exclusive: true,
+}));
+const transactionJson = transactionJsonOf({ tokens });
 
 describe("serverMessages", () => {
   test("default: replies echo the id, null when absent", () => {
@@ -47,7 +52,7 @@ describe("serializeEventData / eventMessage", () => {
   test("default: a transaction is the Transaction JSON of the API", () => {
     const tx = swapTransaction();
     const data = JSON.parse(
-      serializeEventData({ type: "transaction", transaction: tx, source: "webhook" }, tokens),
+      serializeEventData({ type: "transaction", transaction: tx, source: "webhook" }, transactionJson),
     );
     expect(data).toMatchObject({
       txHash: tx.hash,
@@ -85,7 +90,7 @@ describe("serializeEventData / eventMessage", () => {
       parties: [],
       tokens: [],
     };
-    expect(JSON.parse(serializeEventData({ type: "removed", removed }, tokens))).toEqual({
+    expect(JSON.parse(serializeEventData({ type: "removed", removed }, transactionJson))).toEqual({
       txHash: `0x${"ab".repeat(32)}`,
       blockNumber: 9,
       blockHash: `0x${"cd".repeat(32)}`,

@@ -1,7 +1,6 @@
-import { toTransactionJson } from "../api/toTransactionJson.ts";
-import type { TokenConfig } from "../config/schema.ts";
 import type { IngestEvent } from "../ingest/broadcaster.ts";
 import { encodeLogs, encodeTransaction, encodeTransfers } from "../store/encode.ts";
+import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
 import type { WsErrorCode } from "./wsErrorCodes.ts";
 
 /**
@@ -19,18 +18,30 @@ export const serverMessages = {
 };
 
 /**
- * The `data` of an event's messages, serialized once per event however many topics and subscribers it
- * reaches: for a transaction the Transaction JSON of `GET /api/tx/:hash` (built by the same
- * `toTransactionJson` from the rows the store keeps), for a removal `{txHash, blockNumber, blockHash}`.
+ * How a transaction's rows (as stored, or as about to be stored) become the Transaction JSON of
+ * `GET /api/tx/:hash`: `transactionJsonOf` in api/toTransactionJson.ts, handed to the hub and the fan-out by
+ * whoever wires them, so the WebSocket messages and the HTTP API share one serializer while realtime/ does
+ * not import the API.
  */
-export function serializeEventData(event: IngestEvent, tokens: ReadonlyMap<string, TokenConfig>): string {
+export type TransactionJsonOf = (
+  tx: typeof transactions.$inferInsert & { source: string },
+  logRows: readonly (typeof logs.$inferInsert)[],
+  transferRows: readonly (typeof tokenTransfers.$inferInsert)[],
+) => unknown;
+
+/**
+ * The `data` of an event's messages, serialized once per event however many topics and subscribers it
+ * reaches: for a transaction the Transaction JSON of `GET /api/tx/:hash` (built by `transactionJson` from
+ * the rows the store keeps), for a removal `{txHash, blockNumber, blockHash}`.
+ */
+export function serializeEventData(event: IngestEvent, transactionJson: TransactionJsonOf): string {
   if (event.type === "removed") {
     const { hash, blockNumber, blockHash } = event.removed;
     return JSON.stringify({ txHash: hash.toLowerCase(), blockNumber, blockHash: blockHash.toLowerCase() });
   }
   const tx = event.transaction;
   return JSON.stringify(
-    toTransactionJson(encodeTransaction(tx, event.source), encodeLogs(tx), encodeTransfers(tx), tokens),
+    transactionJson(encodeTransaction(tx, event.source), encodeLogs(tx), encodeTransfers(tx)),
   );
 }
 

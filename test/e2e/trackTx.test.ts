@@ -12,6 +12,7 @@ import {
 } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { buildApp } from "../../src/api/buildApp.ts";
+import { transactionJsonOf } from "../../src/api/toTransactionJson.ts";
 import { type ChainClient, createChainClient } from "../../src/chain/createChainClient.ts";
 import { startProtoscan } from "../../src/cli/startProtoscan.ts";
 import type { Config } from "../../src/config/schema.ts";
@@ -154,7 +155,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     ingest = await createIngest(common, { chain: chainClient, db: db.database.db, broadcaster });
     indexer = createIndexer(common, { chain: chainClient, db: db.database.db, ingest });
     await catchUp();
-    hub = createHub(common, { source: broadcaster });
+    hub = createHub(common, { source: broadcaster, transactionJson: transactionJsonOf(common.config) });
     hub.start();
     tracker = createTracker(common, { db: db.database.db, ingest }, clock);
     watcher = createTrackWatcher(

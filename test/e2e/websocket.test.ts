@@ -12,6 +12,7 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildApp } from "../../src/api/buildApp.ts";
+import { transactionJsonOf } from "../../src/api/toTransactionJson.ts";
 import { type ChainClient, createChainClient } from "../../src/chain/createChainClient.ts";
 import type { Address } from "../../src/config/schema.ts";
 import type { DemoDeployment } from "../../src/demo/deploy.ts";
@@ -141,7 +142,11 @@ describe("WebSocket /ws (SPEC §5)", () => {
   async function startServer(options: Partial<HubOptions> = {}): Promise<Server> {
     const shutdown = createShutdown();
     const own: Common = { ...common, metrics: createMetrics(), shutdown };
-    const hub = createHub(own, { source: broadcaster, options });
+    const hub = createHub(own, {
+      source: broadcaster,
+      transactionJson: transactionJsonOf(own.config),
+      options,
+    });
     hub.start();
     const app = await buildApp(own, {
       database: db.database,

@@ -7,7 +7,7 @@ import {
   getAddressTransactions,
   getHeldTokens,
 } from "../../store/addressReads.ts";
-import type { RouteDeps } from "../buildApp.ts";
+import type { RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createAccountReader } from "../createAccountReader.ts";
 import { createEventCache } from "../createEventCache.ts";

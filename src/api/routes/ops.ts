@@ -5,7 +5,7 @@ import { errorMessage } from "../../internal/errors.ts";
 import type { WriterLock } from "../../store/createWriterLock.ts";
 import { pendingMigrations } from "../../store/migrate.ts";
 import { pingDatabase } from "../../store/pingDatabase.ts";
-import type { AppDeps } from "../buildApp.ts";
+import type { AppDeps } from "../appDeps.ts";
 import { problem } from "../errorRegistry.ts";
 
 const CheckSchema = Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) });

@@ -7,7 +7,7 @@ import {
   type ProtocolCounts,
 } from "../../store/statsReads.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
-import type { RouteDeps } from "../buildApp.ts";
+import type { RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createEventCache, readThrough } from "../createEventCache.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";

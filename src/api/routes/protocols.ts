@@ -4,7 +4,7 @@ import type { ProtocolConfig } from "../../config/schema.ts";
 import type { Common } from "../../internal/common.ts";
 import { getProtocolTransactions } from "../../store/protocolReads.ts";
 import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.ts";
-import type { RouteDeps } from "../buildApp.ts";
+import type { RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createEventCache, readThrough } from "../createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";

@@ -9,7 +9,7 @@ import {
   findBlockByNumber,
   findTransactionHit,
 } from "../../store/searchReads.ts";
-import type { AppDeps } from "../buildApp.ts";
+import type { AppDeps } from "../appDeps.ts";
 import { createAccountReader } from "../createAccountReader.ts";
 import { parseSearchQuery } from "../parseSearchQuery.ts";
 import { ProblemSchema } from "../schemas/common.ts";

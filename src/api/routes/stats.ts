@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Common } from "../../internal/common.ts";
 import { type GlobalCounts, getGlobalCounts } from "../../store/statsReads.ts";
-import type { RouteDeps } from "../buildApp.ts";
+import type { RouteDeps } from "../appDeps.ts";
 import { createEventCache, readThrough } from "../createEventCache.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { StatsSchema } from "../schemas/stats.ts";

@@ -3,7 +3,7 @@ import Type from "typebox";
 import type { Address, TokenConfig } from "../../config/schema.ts";
 import type { Common } from "../../internal/common.ts";
 import { getHoldersPage, getTokenCounts, getTokenTransfers } from "../../store/tokenReads.ts";
-import type { RouteDeps } from "../buildApp.ts";
+import type { RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createEventCache } from "../createEventCache.ts";
 import { createTotalSupplyReader } from "../createTotalSupplyReader.ts";

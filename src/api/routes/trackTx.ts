@@ -4,7 +4,7 @@ import type { Hash } from "viem";
 import type { Common } from "../../internal/common.ts";
 import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
 import { TrackUnavailableError } from "../../tracking/createTracker.ts";
-import type { AppDeps } from "../buildApp.ts";
+import type { AppDeps } from "../appDeps.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema, TxHashParam } from "../schemas/common.ts";
 import { TransactionSchema } from "../schemas/transaction.ts";

@@ -3,7 +3,7 @@ import Type from "typebox";
 import type { Common } from "../../internal/common.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
 import { getTransactionSummary } from "../../store/transactionSummaries.ts";
-import type { AppDeps } from "../buildApp.ts";
+import type { AppDeps } from "../appDeps.ts";
 import { cachedReply } from "../cachedReply.ts";
 import { createEventCache } from "../createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";

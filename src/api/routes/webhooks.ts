@@ -5,7 +5,7 @@ import Type from "typebox";
 import type { Common } from "../../internal/common.ts";
 import { insertDelivery } from "../../store/inbox.ts";
 import { webhookProvider } from "../../webhooks/webhookProviders.ts";
-import { type AppDeps, BODY_LIMIT } from "../buildApp.ts";
+import { type AppDeps, BODY_LIMIT } from "../appDeps.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema } from "../schemas/common.ts";
 

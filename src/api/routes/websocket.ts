@@ -1,10 +1,10 @@
 import fastifyWebsocket from "@fastify/websocket";
 import type { FastifyInstance } from "fastify";
-import type { AppDeps } from "../api/buildApp.ts";
-import { ApiError } from "../api/errorRegistry.ts";
-import type { Common } from "../internal/common.ts";
-import { errorMessage } from "../internal/errors.ts";
-import { CLOSE_CODES, type HubSocket } from "./createHub.ts";
+import type { Common } from "../../internal/common.ts";
+import { errorMessage } from "../../internal/errors.ts";
+import { CLOSE_CODES, type HubSocket } from "../../realtime/createHub.ts";
+import type { AppDeps } from "../appDeps.ts";
+import { ApiError } from "../errorRegistry.ts";
 
 /**
  * Frames between 16 KiB and this size are read and answered with a `FRAME_TOO_LARGE` error (the socket stays

@@ -1,0 +1,55 @@
+import type { ChainClient } from "../chain/createChainClient.ts";
+import type { PriceEngine } from "../prices/createPriceEngine.ts";
+import type { Hub, HubSource } from "../realtime/createHub.ts";
+import type { UsdStats } from "../stats/createUsdStats.ts";
+import type { ChangeNotices } from "../store/changeNotices.ts";
+import type { Database } from "../store/createDatabase.ts";
+import type { WriterLock } from "../store/createWriterLock.ts";
+import type { Tracker } from "../tracking/createTracker.ts";
+import type { InboxSignal } from "../webhooks/inboxSignal.ts";
+
+/** What the API shows of a polling indexer (`Indexer.status()` in src/indexer/createIndexer.ts). */
+export type IndexerStatus = {
+  chainHead: number | null;
+  indexedBlock: number | null;
+  lastRunAt: Date | null;
+  /** why the indexer stopped for good, else null (GET /readyz) */
+  failure: string | null;
+};
+
+export type AppDeps = {
+  database: Database;
+  chain: ChainClient;
+  /**
+   * the progress of this process's polling indexer (processes that run the writers): read only, the API
+   * never drives the poller
+   */
+  indexerStatus?: () => IndexerStatus;
+  /** the WebSocket hub behind GET /ws (processes that serve the API) */
+  hub?: Hub;
+  /**
+   * the stored and removed transactions this process hears of (the hub's source): read caches are emptied
+   * by them (api/createResponseCache.ts); without it nothing is cached
+   */
+  events?: HubSource;
+  /** wakes the webhook inbox worker of this process when a delivery is stored (roles all) */
+  inboxSignal?: InboxSignal;
+  /** ingests hashes submitted to POST /api/track-tx (processes that serve the API) */
+  tracker?: Tracker;
+  /** the single-writer election, shown by GET /readyz (role all on PostgreSQL) */
+  writerLock?: Pick<WriterLock, "status">;
+  /** the price engine (in one process, the one the indexer's price refresh uses); built when absent */
+  prices?: PriceEngine;
+  /** the USD statistics behind protocol stats, overview and /api/stats; built when absent */
+  usdStats?: UsdStats;
+  /**
+   * committed changes to token balances and the cursor (migration 0009), which empty the caches built from
+   * them; with `events` and without it, the app listens itself (and stops when it closes)
+   */
+  changes?: ChangeNotices;
+};
+
+/** What route modules receive: the app's deps with the price engine and the USD statistics filled in. */
+export type RouteDeps = AppDeps & { prices: PriceEngine; usdStats: UsdStats };
+
+export const BODY_LIMIT = 1024 * 1024;
