@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import {
   getAddressTransactionCount,
@@ -29,7 +30,7 @@ const AddressParams = Type.Object({ address: AddressParam });
  */
 export function registerAddressRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const tokenOrder = new Map(common.config.tokens.map((t, i) => [t.address as string, i]));
   const protocols = new Set(common.config.protocols.map((p) => p.id));
   const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import {
   type GlobalCounts,
@@ -33,7 +34,7 @@ export function registerOverviewRoutes(app: FastifyInstance, common: Common, dep
   const latestTransactions = createEventCache<TransactionJson[]>(app, deps.events, cacheOptions);
   // The serialized body (12 KB: serializing it was a fifth of a request), a few kept: one per figures.
   const bodies = createEventCache(app, deps.events, { maxEntries: 4, emptiedBy: "any" });
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const indexerProgress = createIndexerProgress(app, deps);
 
   app.get(

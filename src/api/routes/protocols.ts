@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ProtocolConfig } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getProtocolTransactions } from "../../store/protocolReads.ts";
 import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.ts";
@@ -32,7 +33,7 @@ const ProtocolParams = Type.Object({
 export function registerProtocolRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   const protocols = new Map(common.config.protocols.map((p) => [p.id, p]));
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
   const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
     maxEntries: 1_000,

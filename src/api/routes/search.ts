@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getAddressTransactionCount } from "../../store/addressReads.ts";
 import {
@@ -26,7 +27,7 @@ import { checksum } from "../toTransactionJson.ts";
 export function registerSearchRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
   const db = deps.database.db;
   const { config } = common;
-  const tokens = new Map(config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(config);
   const contractOwners = new Map(
     config.protocols.flatMap((p) => p.contracts.map((c) => [c.address as string, p] as const)),
   );

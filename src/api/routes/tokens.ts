@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address, TokenConfig } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getHoldersPage, getTokenCounts, getTokenTransfers } from "../../store/tokenReads.ts";
 import type { RouteDeps } from "../appDeps.ts";
@@ -32,7 +33,7 @@ const BlockNumber = (description: string) => Type.Integer({ minimum: 0, maximum:
  */
 export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
-  const tracked = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tracked = tokensByAddress(common.config);
   const list = { tokens: common.config.tokens.map(toTokenJson) };
   const eventPages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
   const holderPages = createEventCache(app, deps.events, {

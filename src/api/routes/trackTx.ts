@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Hash } from "viem";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
 import { TrackUnavailableError } from "../../tracking/createTracker.ts";
@@ -66,7 +67,7 @@ type ValidationFailure = {
  * with the reads (`api.rateLimitPerMinute`).
  */
 export function registerTrackTxRoutes(app: FastifyInstance, common: Common, deps: AppDeps): void {
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const protocolIds = new Set(common.config.protocols.map((p) => p.id));
   const keys = common.config.api.trackTxApiKeys;
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import Type from "typebox";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
 import { getTransactionSummary } from "../../store/transactionSummaries.ts";
@@ -18,7 +19,7 @@ import { toTransactionJson } from "../toTransactionJson.ts";
  * removed transaction.
  */
 export function registerTransactionRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const db = deps.database.db;
   const byHash = createEventCache(app, deps.events, { maxEntries: 10_000, emptiedBy: "removed" });
   const recent = createEventCache(app, deps.events, { maxEntries: 100, emptiedBy: "any" });
