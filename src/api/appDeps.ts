@@ -1,3 +1,11 @@
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from "fastify";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { PriceEngine } from "../prices/createPriceEngine.ts";
 import type { Hub, HubSource } from "../realtime/createHub.ts";
@@ -7,6 +15,7 @@ import type { Database } from "../store/createDatabase.ts";
 import type { WriterLock } from "../store/createWriterLock.ts";
 import type { Tracker } from "../tracking/createTracker.ts";
 import type { InboxSignal } from "../webhooks/inboxSignal.ts";
+import type { AccountReader } from "./createAccountReader.ts";
 
 /** What the API shows of a polling indexer (`Indexer.status()` in src/indexer/createIndexer.ts). */
 export type IndexerStatus = {
@@ -29,7 +38,7 @@ export type AppDeps = {
   hub?: Hub;
   /**
    * the stored and removed transactions this process hears of (the hub's source): read caches are emptied
-   * by them (api/createResponseCache.ts); without it nothing is cached
+   * by them (api/cache/createResponseCache.ts); without it nothing is cached
    */
   events?: HubSource;
   /** wakes the webhook inbox worker of this process when a delivery is stored (roles all) */
@@ -49,7 +58,24 @@ export type AppDeps = {
   changes?: ChangeNotices;
 };
 
-/** What route modules receive: the app's deps with the price engine and the USD statistics filled in. */
-export type RouteDeps = AppDeps & { prices: PriceEngine; usdStats: UsdStats };
+/**
+ * What route modules receive: the app's deps with the price engine and the USD statistics filled in, and the
+ * one reader of live balances and code that the address view and the search share (so one address is
+ * cached once).
+ */
+export type RouteDeps = AppDeps & { prices: PriceEngine; usdStats: UsdStats; accounts: AccountReader };
 
 export const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The app as route modules receive it: request params, query and body are typed by each route's TypeBox
+ * schemas (the type provider `buildApp` sets), so a schema change that a handler does not follow is a type
+ * error instead of a cast that lies.
+ */
+export type RouteApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;

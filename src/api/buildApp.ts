@@ -5,6 +5,7 @@ import { createPriceEngine } from "../prices/createPriceEngine.ts";
 import { createUsdStats } from "../stats/createUsdStats.ts";
 import { listenForChanges } from "../store/changeNotices.ts";
 import { type AppDeps, BODY_LIMIT, type RouteDeps } from "./appDeps.ts";
+import { createAccountReader } from "./createAccountReader.ts";
 import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
@@ -49,7 +50,8 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
     app.addHook("onClose", () => own.close());
     changes = own;
   }
-  const routeDeps: RouteDeps = { ...deps, prices, usdStats, ...(changes ? { changes } : {}) };
+  const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
+  const routeDeps: RouteDeps = { ...deps, prices, usdStats, accounts, ...(changes ? { changes } : {}) };
 
   registerProblemHandler(app);
   await registerHttpPlugins(app, common);
@@ -58,7 +60,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   registerStatsRoutes(app, common, routeDeps);
   registerProtocolRoutes(app, common, routeDeps);
   registerOverviewRoutes(app, common, routeDeps);
-  registerSearchRoutes(app, common, deps);
+  registerSearchRoutes(app, common, routeDeps);
   registerAddressRoutes(app, common, routeDeps);
   registerTokenRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);

@@ -3,7 +3,7 @@ import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Address } from "../config/schema.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Logger } from "../internal/logger.ts";
-import { createTtlCache } from "./createTtlCache.ts";
+import { createTtlCache } from "./cache/createTtlCache.ts";
 import { ApiError } from "./errorRegistry.ts";
 
 /**

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
 import type { RouteDeps } from "./appDeps.ts";
-import { createEventCache, readThrough } from "./createEventCache.ts";
-import { createTtlCache } from "./createTtlCache.ts";
+import { createEventCache, readThrough } from "./cache/createEventCache.ts";
+import { createTtlCache } from "./cache/createTtlCache.ts";
 import type { IndexerJson } from "./schemas/stats.ts";
 
 const HEAD_CACHE_MS = 5000;

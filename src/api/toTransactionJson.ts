@@ -1,5 +1,6 @@
 import { getAddress } from "viem";
 import type { Address, Config, TokenConfig } from "../config/schema.ts";
+import { tokensByAddress } from "../config/tokensByAddress.ts";
 import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
 import type { TransactionJson } from "./schemas/transaction.ts";
 
@@ -99,6 +100,6 @@ export function transactionJsonOf(
   logRows: readonly LogRow[],
   transferRows: readonly TransferRow[],
 ) => TransactionJson {
-  const tokens = new Map<string, TokenConfig>(config.tokens.map((t) => [t.address.toLowerCase(), t]));
+  const tokens = tokensByAddress(config);
   return (tx, logRows, transferRows) => toTransactionJson(tx, logRows, transferRows, tokens);
 }

@@ -1,4 +1,6 @@
 import { HttpRequestError, BaseError as ViemBaseError, TimeoutError as ViemTimeoutError } from "viem";
+import { walk } from "../internal/errors.ts";
+import { isRecord } from "../internal/isRecord.ts";
 import { redactSecrets, redactUrl, secretsOfUrl } from "../internal/redact.ts";
 import {
   type ChainError,
@@ -63,10 +65,6 @@ type Facts = {
   timeout: boolean;
   malformed: boolean;
 };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
 
 function readRpcErrorObject(value: unknown, facts: Facts): boolean {
   if (!isRecord(value) || typeof value.code !== "number" || typeof value.message !== "string") return false;
@@ -138,15 +136,6 @@ function collect(error: unknown, facts: Facts, depth: number): void {
   if (isRecord(error) && "cause" in error) collect(error.cause, facts, depth + 1);
 }
 
-function findChainError(error: unknown): ChainError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 10 && isRecord(current); depth++) {
-    if (isChainError(current)) return current;
-    current = current.cause;
-  }
-  return undefined;
-}
-
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
 
 /** Mask every URL's credentials and every known secret in a free-form text. */
@@ -193,7 +182,7 @@ function sanitizeCause(error: unknown, secrets: readonly string[], depth = 0): u
  * @see https://eips.ethereum.org/EIPS/eip-1474#error-codes
  */
 export function classifyRpcError(error: unknown, context: ClassifyContext = {}): ChainError {
-  const existing = findChainError(error);
+  const existing = walk(error, isChainError);
   if (existing) return existing;
 
   const facts: Facts = { texts: [], network: false, timeout: false, malformed: false };

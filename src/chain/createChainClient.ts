@@ -7,9 +7,10 @@ import {
   type PublicClient,
   type Transport,
 } from "viem";
+import { backoffDelay } from "../internal/backoffDelay.ts";
 import type { Common } from "../internal/common.ts";
 import { ConfigError, errorMessage } from "../internal/errors.ts";
-import { backoffDelay } from "./backoffDelay.ts";
+import { sleep } from "../internal/sleep.ts";
 import { classifyRpcError } from "./classifyRpcError.ts";
 import { computeUnitsOf } from "./computeUnits.ts";
 import { createEndpoint, type Endpoint } from "./createEndpoint.ts";
@@ -22,7 +23,6 @@ import {
   RetryableChainError,
   TransientRpcError,
 } from "./errors.ts";
-import { sleep } from "./sleep.ts";
 import { validateRpcResult } from "./validateRpcResult.ts";
 
 /**

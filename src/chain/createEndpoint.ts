@@ -1,3 +1,4 @@
+import { isRecord } from "../internal/isRecord.ts";
 import { redactUrl } from "../internal/redact.ts";
 import { classifyRpcError } from "./classifyRpcError.ts";
 import {
@@ -50,10 +51,6 @@ type Pending = {
   resolve: (value: unknown) => void;
   reject: (error: ChainError) => void;
 };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
 
 /** fetch() refuses URLs with userinfo: move `user:pass@` into an Authorization header (like viem does). */
 function splitCredentials(url: string): { fetchUrl: string; headers: Record<string, string> } {

@@ -1,4 +1,4 @@
-import { sleep } from "./sleep.ts";
+import { sleep } from "../internal/sleep.ts";
 
 /** A client-side requests-per-second ceiling (one bucket per RPC URL). */
 export type TokenBucket = {

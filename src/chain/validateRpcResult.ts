@@ -1,3 +1,4 @@
+import { isRecord } from "../internal/isRecord.ts";
 /**
  * A contradiction in a provider's answer: what is wrong, and the block it concerns when one is known.
  * Strings quote only hashes, numbers and method names (never a URL).
@@ -5,10 +6,6 @@
 export type Inconsistency = { problem: string; block?: bigint | undefined };
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** A JSON-RPC quantity (`0x1a`) as a bigint; undefined for anything else (tags, null, garbage). */
 function quantity(value: unknown): bigint | undefined {

@@ -1,9 +1,9 @@
-import { type BackoffOptions, backoffDelay } from "../chain/backoffDelay.ts";
 import { classifyRpcError } from "../chain/classifyRpcError.ts";
 import { RateLimitedError, RetryableChainError } from "../chain/errors.ts";
-import { sleep } from "../chain/sleep.ts";
+import { type BackoffOptions, backoffDelay } from "../internal/backoffDelay.ts";
 import { errorMessage, NonRetryableError } from "../internal/errors.ts";
 import type { Logger } from "../internal/logger.ts";
+import { sleep } from "../internal/sleep.ts";
 
 /** Backoff between start-up attempts: up to 1 s doubling to 30 s, with the chain client's jitter (tests shorten it). */
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };

@@ -1,5 +1,5 @@
+import { isRecord } from "../internal/isRecord.ts";
 import type { Env } from "./interpolateEnv.ts";
-import { isRecord } from "./keyPath.ts";
 
 /**
  * Apply the environment variables that override config keys (SPEC §1 "Environment"): `RPC_URL`, a

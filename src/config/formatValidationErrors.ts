@@ -1,5 +1,6 @@
 import type { TLocalizedValidationError } from "typebox/error";
-import { formatKeyPath, isRecord, pointerToSegments } from "./keyPath.ts";
+import { isRecord } from "../internal/isRecord.ts";
+import { formatKeyPath, pointerToSegments } from "./keyPath.ts";
 
 /**
  * Turn typebox validation errors into one readable line per problem, each naming the key path

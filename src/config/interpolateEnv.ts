@@ -1,5 +1,6 @@
 import { ConfigError } from "../internal/errors.ts";
-import { formatKeyPath, isRecord, type KeyPathSegment } from "./keyPath.ts";
+import { isRecord } from "../internal/isRecord.ts";
+import { formatKeyPath, type KeyPathSegment } from "./keyPath.ts";
 
 /** The environment the config is read against. The CLI passes `process.env`; tests pass plain objects. */
 export type Env = Readonly<Record<string, string | undefined>>;

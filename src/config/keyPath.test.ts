@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { formatKeyPath, isRecord, pointerToSegments } from "./keyPath.ts";
+import { formatKeyPath, pointerToSegments } from "./keyPath.ts";
 
 describe("formatKeyPath", () => {
   test("default", () => {
@@ -34,8 +34,4 @@ describe("pointerToSegments", () => {
   test("args: empty pointer", () => {
     expect(pointerToSegments("", {})).toEqual([]);
   });
-});
-
-test("isRecord", () => {
-  expect([isRecord({}), isRecord([]), isRecord(null), isRecord("x")]).toEqual([true, false, false, false]);
 });

@@ -1,3 +1,4 @@
+import { isRecord } from "../internal/isRecord.ts";
 /** One step into a config value: an object key or an array index. */
 export type KeyPathSegment = string | number;
 
@@ -37,9 +38,4 @@ export function pointerToSegments(pointer: string, value: unknown): KeyPathSegme
     }
   }
   return segments;
-}
-
-/** A plain object (not null, not an array). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

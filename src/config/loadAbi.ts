@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError } from "../internal/errors.ts";
-import { isRecord } from "./keyPath.ts";
+import { isRecord } from "../internal/isRecord.ts";
 import type { LoadedAbi } from "./schema.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ConfigError } from "../internal/errors.ts";
+import { isRecord } from "../internal/isRecord.ts";
 import { applyEnvOverrides } from "./applyEnvOverrides.ts";
 import { type Env, interpolateEnv } from "./interpolateEnv.ts";
-import { isRecord } from "./keyPath.ts";
 import { parseConfigFile } from "./parseConfigFile.ts";
 import { parseConfigText } from "./parseConfigText.ts";
 import { resolveConfig } from "./resolveConfig.ts";

@@ -1,8 +1,8 @@
 import { Settings } from "typebox/system";
 import Value from "typebox/value";
 import { ConfigError } from "../internal/errors.ts";
+import { isRecord } from "../internal/isRecord.ts";
 import { formatValidationErrors } from "./formatValidationErrors.ts";
-import { isRecord } from "./keyPath.ts";
 import { type ConfigFile, ConfigFileSchema } from "./schema.ts";
 
 // typebox stops collecting after `maxErrors` (default 8); a config report should list every problem.

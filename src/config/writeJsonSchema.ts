@@ -1,8 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { isRecord } from "../internal/isRecord.ts";
 import { REPO_ROOT } from "../internal/repoRoot.ts";
-import { isRecord } from "./keyPath.ts";
 import { ConfigFileSchema } from "./schema.ts";
 
 /** Where the generated schema is committed (`npm run config:schema` rewrites it). */

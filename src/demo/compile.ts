@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Abi, Hex } from "viem";
 import { NonRetryableError } from "../internal/errors.ts";
+import { isRecord } from "../internal/isRecord.ts";
 import { REPO_ROOT } from "../internal/repoRoot.ts";
 
 /** The demo contracts compiled from `contracts/*.sol`. */
@@ -157,8 +158,4 @@ async function runSolc(sources: Record<string, string>): Promise<Record<DemoCont
     });
   }
   return artifacts;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

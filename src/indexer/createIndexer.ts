@@ -6,8 +6,9 @@ import { isChainError, RangeTooLargeError, RateLimitedError } from "../chain/err
 import { type BlockRange, createLogRangeController } from "../chain/logRange.ts";
 import type { Ingest } from "../ingest/createIngest.ts";
 import { ReorgDetectedError } from "../ingest/errors.ts";
+import { createBackgroundLoop } from "../internal/backgroundLoop.ts";
 import type { Common } from "../internal/common.ts";
-import { errorMessage } from "../internal/errors.ts";
+import { errorMessage, walk } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { buildDeferredIndexes, deferIndexes, listDeferredIndexes } from "../store/deferredIndexes.ts";
 import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
@@ -82,12 +83,8 @@ export function createIndexer(
     running: false,
     failure: null,
   };
-  let loop: Promise<void> | undefined;
-  const stopping = new AbortController();
-  // Removed by stop(): the writers are built afresh each time this process wins the writer lock, and the
-  // shutdown signal lives as long as the process.
-  const onShutdown = () => stopping.abort();
-  common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
+  // Stopped by stop() or the shutdown: the writers are built afresh each time this process wins the writer lock.
+  const background = createBackgroundLoop(common.shutdown);
   let cycle: Promise<CycleResult> | undefined;
   let filterChecked = false;
   /** whether indexes wait in `deferred_indexes` (undefined: not read yet) */
@@ -183,7 +180,7 @@ export function createIndexer(
       const open = (next: BlockRange, options?: Parameters<typeof openRange>[3]) =>
         openRange(rangeDeps, Number(next.fromBlock), Number(next.toBlock), options);
       while (cursor < target) {
-        if (stopping.signal.aborted) return result("stopped");
+        if (background.signal.aborted) return result("stopped");
         // A range opened ahead starts at the cursor: it is kept only while the one before it commits in full,
         // whose last group moves the cursor to that range's end.
         const current = ahead ?? open(range.nextRange(BigInt(cursor + 1), BigInt(target)));
@@ -239,7 +236,7 @@ export function createIndexer(
       return result("caught-up");
     } catch (error) {
       // Shutting down aborts the RPC calls in flight: the cycle was stopped, it did not fail.
-      if (stopping.signal.aborted) return result("stopped");
+      if (background.signal.aborted) return result("stopped");
       if (error instanceof ChainMismatchError) {
         // Nothing to retry: polling would fail the same way forever.
         logger.error({ err: error.shortMessage, indexedBlock: cursor }, "indexer stopped");
@@ -289,22 +286,18 @@ export function createIndexer(
 
   return {
     start() {
-      if (loop) return;
-      const signal = stopping.signal;
-      loop = (async () => {
+      background.start(async (signal) => {
         while (!signal.aborted) {
           const outcome = await runCycle();
           if (outcome.ended === "failed") return;
           // Keep going without waiting while far behind; otherwise wait for the next poll.
           if (outcome.ended === "caught-up" && outcome.indexedBlock < outcome.target) continue;
-          await sleep(config.indexer.pollIntervalSeconds * 1000, signal);
+          await background.pause(config.indexer.pollIntervalSeconds * 1000);
         }
-      })();
+      });
     },
     async stop() {
-      common.shutdown.signal.removeEventListener("abort", onShutdown);
-      stopping.abort();
-      await loop;
+      await background.stop();
       await cycle;
     },
     runCycle,
@@ -325,21 +318,9 @@ export function scannedAddresses(common: Common): Hash[] {
  * cause chain is searched first, then the classifier reads viem's own errors.
  */
 function chainErrorOf(error: unknown) {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) if (isChainError(e)) return e;
+  const found = walk(error, isChainError);
+  if (found) return found;
   if (error instanceof ReorgDetectedError || !(error instanceof Error) || !("shortMessage" in error))
     return undefined;
   return classifyRpcError(error);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }

@@ -42,6 +42,23 @@ export class ConfigError extends NonRetryableError {
   }
 }
 
+/** How deep `walk` follows a cause chain (a cycle, or a pathological wrapper, must not hang it). */
+const MAX_CAUSE_DEPTH = 10;
+
+/**
+ * The first error of `error`'s cause chain, itself included, that `matches`, or undefined (viem
+ * `BaseError.walk`). Library wrappers (viem around what the transport threw, Drizzle around the driver's
+ * error) hide the error protoscan classified; this finds it without a hand-written loop at each call site.
+ */
+export function walk<T>(error: unknown, matches: (error: unknown) => error is T): T | undefined {
+  let current = error;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && typeof current === "object" && current !== null; depth++) {
+    if (matches(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Narrow an unknown thrown value to a message that is safe to log. */
 export function errorMessage(error: unknown): string {
   if (error instanceof BaseError) return error.shortMessage;

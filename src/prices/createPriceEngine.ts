@@ -1,5 +1,5 @@
 import type { ChainClient } from "../chain/createChainClient.ts";
-import type { TokenConfig } from "../config/schema.ts";
+import { tokensByAddress } from "../config/tokensByAddress.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
@@ -71,7 +71,7 @@ export function createPriceEngine(common: Common, deps: PriceEngineDeps): PriceE
   const logger = common.logger.child({ module: "prices" });
   const now = deps.now ?? (() => new Date());
   const ttlMs = common.config.prices.cacheSeconds * 1000;
-  const tracked = new Map<string, TokenConfig>(common.config.tokens.map((t) => [t.address, t]));
+  const tracked = tokensByAddress(common.config);
   const apiTier: ApiTier | null = createApiTier(common, {
     now,
     ...(deps.apiTimeoutMs === undefined ? {} : { timeoutMs: deps.apiTimeoutMs }),

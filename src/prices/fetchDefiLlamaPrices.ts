@@ -1,4 +1,5 @@
-import { type ApiBatchResult, isRecord } from "./apiQuote.ts";
+import { isRecord } from "../internal/isRecord.ts";
+import type { ApiBatchResult } from "./apiQuote.ts";
 import { PriceApiError } from "./errors.ts";
 import { fetchJson } from "./fetchJson.ts";
 

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
+import { sleep } from "../internal/sleep.ts";
 import type { PostgresDatabase } from "./createDatabase.ts";
 import { type DedicatedConnection, openDedicatedConnection } from "./dedicatedConnection.ts";
 
@@ -180,15 +181,7 @@ export function createWriterLock(
   };
 }
 
+/** Wait `ms`, or less when `signal` aborts (the only way `sleep` rejects). */
 function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
+  return sleep(ms, signal).catch(() => {});
 }

@@ -1,8 +1,8 @@
 import type { Hash } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
-import { sleep } from "../chain/sleep.ts";
 import type { Broadcaster } from "../ingest/broadcaster.ts";
 import type { Ingest } from "../ingest/createIngest.ts";
+import { createBackgroundLoop } from "../internal/backgroundLoop.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
@@ -60,12 +60,8 @@ export function createTrackWatcher(
   const { db, chain, ingest } = deps;
   const logger = common.logger.child({ module: "track-watcher" });
   const options: TrackingOptions = { ...DEFAULT_TRACKING_OPTIONS, ...overrides };
-  const stopping = new AbortController();
-  // Removed by stop(): the writers are built afresh each time this process wins the writer lock, and the
-  // shutdown signal lives as long as the process.
-  const onShutdown = () => stopping.abort();
-  common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
-  let loop: Promise<void> | undefined;
+  // Stopped by stop() or the shutdown: the writers are built afresh each time this process wins the writer lock.
+  const background = createBackgroundLoop(common.shutdown);
   /** the head at the start of the last pass that completed */
   let lastHead: number | undefined;
   /** when (by the clock) the last complete pass over every watch started */
@@ -159,8 +155,18 @@ export function createTrackWatcher(
 
   return {
     start() {
-      if (loop) return;
-      const abort = stopping.signal;
+      const started = background.start(async (abort) => {
+        while (!abort.aborted) {
+          try {
+            await checkOnce();
+          } catch (error) {
+            // The node or the database failed: the watch list is intact, the next pass asks again.
+            if (!abort.aborted) logger.warn({ err: errorMessage(error) }, "track-tx watcher: pass failed");
+          }
+          await background.pause(options.intervalMs);
+        }
+      });
+      if (!started) return;
       unsubscribe = deps.events?.subscribe((event) => {
         if (event.type !== "removed") return;
         const { source } = event.removed;
@@ -169,23 +175,10 @@ export function createTrackWatcher(
           logger.warn({ tx: event.removed.hash, err: errorMessage(error) }, "track-tx: could not re-watch");
         });
       });
-      loop = (async () => {
-        while (!abort.aborted) {
-          try {
-            await checkOnce();
-          } catch (error) {
-            // The node or the database failed: the watch list is intact, the next pass asks again.
-            if (!abort.aborted) logger.warn({ err: errorMessage(error) }, "track-tx watcher: pass failed");
-          }
-          await sleep(options.intervalMs, abort).catch(() => {});
-        }
-      })();
     },
     async stop() {
-      common.shutdown.signal.removeEventListener("abort", onShutdown);
       unsubscribe?.();
-      stopping.abort();
-      await loop;
+      await background.stop();
     },
     checkOnce,
   };

@@ -3,7 +3,7 @@ import { isChainError } from "../chain/errors.ts";
 import type { HashOutcome, Ingest } from "../ingest/createIngest.ts";
 import { ReorgDetectedError } from "../ingest/errors.ts";
 import type { Common } from "../internal/common.ts";
-import { errorMessage, RetryableError } from "../internal/errors.ts";
+import { errorMessage, RetryableError, walk } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { markTracked, watchTracked } from "../store/tracked.ts";
 import { getTransaction, type TransactionDetails } from "../store/transactionReads.ts";
@@ -124,8 +124,5 @@ export function createTracker(
  * cause chain (viem wraps what the transport throws), or the chain moving under the fetch.
  */
 function upstreamFailure(error: unknown): Error | undefined {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
-    if (isChainError(e) || e instanceof ReorgDetectedError) return e;
-  }
-  return undefined;
+  return walk(error, (e): e is Error => isChainError(e) || e instanceof ReorgDetectedError);
 }

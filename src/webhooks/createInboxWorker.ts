@@ -1,5 +1,6 @@
-import { type BackoffOptions, backoffDelay } from "../chain/backoffDelay.ts";
 import type { Ingest } from "../ingest/createIngest.ts";
+import { createBackgroundLoop } from "../internal/backgroundLoop.ts";
+import { type BackoffOptions, backoffDelay } from "../internal/backoffDelay.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage, RetryableError } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
@@ -64,12 +65,8 @@ export function createInboxWorker(
   const { logger } = common;
   const options: InboxWorkerOptions = { ...DEFAULT_INBOX_WORKER_OPTIONS, ...overrides };
   const signal = deps.signal ?? createInboxSignal();
-  const stopping = new AbortController();
-  // Removed by stop(): the writers are built afresh each time this process wins the writer lock, and the
-  // shutdown signal lives as long as the process.
-  const onShutdown = () => stopping.abort();
-  common.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
-  let loop: Promise<void> | undefined;
+  // Stopped by stop() or the shutdown: the writers are built afresh each time this process wins the writer lock.
+  const background = createBackgroundLoop(common.shutdown);
 
   const handle = async (delivery: ClaimedDelivery): Promise<DeliveryOutcome> => {
     const { id, attempts } = delivery;
@@ -144,7 +141,7 @@ export function createInboxWorker(
 
   const drain = async (): Promise<number> => {
     let count = 0;
-    while (!stopping.signal.aborted) {
+    while (!background.signal.aborted) {
       const delivery = await claimNextDelivery(db, options.leaseMs);
       if (!delivery) break;
       common.metrics.webhookProcessed.inc({ outcome: await handle(delivery) });
@@ -155,9 +152,7 @@ export function createInboxWorker(
 
   return {
     start() {
-      if (loop) return;
-      const abort = stopping.signal;
-      loop = (async () => {
+      background.start(async (abort) => {
         let failures = 0;
         while (!abort.aborted) {
           try {
@@ -175,13 +170,9 @@ export function createInboxWorker(
             await signal.wait(delay, abort);
           }
         }
-      })();
+      });
     },
-    async stop() {
-      common.shutdown.signal.removeEventListener("abort", onShutdown);
-      stopping.abort();
-      await loop;
-    },
+    stop: () => background.stop(),
     drain,
   };
 }

@@ -1,21 +1,20 @@
-import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import {
   getAddressTransactionCount,
   getAddressTransactions,
   getHeldTokens,
 } from "../../store/addressReads.ts";
-import type { RouteDeps } from "../appDeps.ts";
-import { cachedReply } from "../cachedReply.ts";
-import { createAccountReader } from "../createAccountReader.ts";
-import { createEventCache } from "../createEventCache.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
+import { createEventCache } from "../cache/createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { AddressTransactionsPageSchema, AddressViewSchema, ListOffset } from "../schemas/address.ts";
 import { AddressParam, Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
 import { checksum } from "../toTransactionJson.ts";
-import { type TransactionPageQuery, transactionPage, transactionPageArgs } from "../transactionPage.ts";
+import { transactionPage, transactionPageArgs } from "../transactionPage.ts";
 
 const AddressParams = Type.Object({ address: AddressParam });
 
@@ -27,9 +26,9 @@ const AddressParams = Type.Object({ address: AddressParam });
  * or the next committed balance change (`deps.changes`: call-mode balances are refreshed without an ingest
  * event).
  */
-export function registerAddressRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+export function registerAddressRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const tokenOrder = new Map(common.config.tokens.map((t, i) => [t.address as string, i]));
   const protocols = new Set(common.config.protocols.map((p) => p.id));
   const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
@@ -39,7 +38,7 @@ export function registerAddressRoutes(app: FastifyInstance, common: Common, deps
     emptiedBy: "any",
     alsoChangedBy: { notices: deps.changes, tables: ["token_balances"] },
   });
-  const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
+  const { accounts } = deps;
 
   app.get(
     "/api/address/:address",
@@ -53,7 +52,7 @@ export function registerAddressRoutes(app: FastifyInstance, common: Common, deps
       },
     },
     async (request, reply) => {
-      const address = (request.params as { address: string }).address.toLowerCase() as Address;
+      const address = request.params.address.toLowerCase() as Address;
       const [balance, isContract] = await Promise.all([
         accounts.balance(address),
         accounts.isContract(address),
@@ -116,8 +115,8 @@ export function registerAddressRoutes(app: FastifyInstance, common: Common, deps
       },
     },
     async (request, reply) => {
-      const address = (request.params as { address: string }).address.toLowerCase();
-      const query = request.query as TransactionPageQuery & { protocol?: string };
+      const address = request.params.address.toLowerCase();
+      const query = request.query;
       const protocol = query.protocol?.toLowerCase();
       if (protocol !== undefined && !protocols.has(protocol)) {
         throw new ApiError("PROTOCOL_NOT_FOUND", `no protocol '${query.protocol}' is configured`);

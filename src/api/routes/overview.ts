@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import {
   type GlobalCounts,
@@ -7,9 +7,9 @@ import {
   type ProtocolCounts,
 } from "../../store/statsReads.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
-import type { RouteDeps } from "../appDeps.ts";
-import { cachedReply } from "../cachedReply.ts";
-import { createEventCache, readThrough } from "../createEventCache.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
+import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { OverviewSchema } from "../schemas/stats.ts";
 import type { TransactionJson } from "../schemas/transaction.ts";
@@ -23,7 +23,7 @@ const LATEST = 5;
  * five newest transactions and the indexer's progress. Every part is a key read or a five-row index read,
  * except the USD figures, which come from the USD statistics (computed at most every few seconds).
  */
-export function registerOverviewRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+export function registerOverviewRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   // Counters kept by triggers on transactions, transfers and parties, and the newest transactions: all change
   // only with a stored or removed transaction, so they are kept until the next event.
@@ -33,7 +33,7 @@ export function registerOverviewRoutes(app: FastifyInstance, common: Common, dep
   const latestTransactions = createEventCache<TransactionJson[]>(app, deps.events, cacheOptions);
   // The serialized body (12 KB: serializing it was a fifth of a request), a few kept: one per figures.
   const bodies = createEventCache(app, deps.events, { maxEntries: 4, emptiedBy: "any" });
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const indexerProgress = createIndexerProgress(app, deps);
 
   app.get(

@@ -1,18 +1,18 @@
-import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { ProtocolConfig } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getProtocolTransactions } from "../../store/protocolReads.ts";
 import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.ts";
-import type { RouteDeps } from "../appDeps.ts";
-import { cachedReply } from "../cachedReply.ts";
-import { createEventCache, readThrough } from "../createEventCache.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
+import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ListOffset, ProtocolTransactionsPageSchema } from "../schemas/address.ts";
 import { Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
 import { ProtocolStatsSchema } from "../schemas/stats.ts";
 import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";
-import { type TransactionPageQuery, transactionPage, transactionPageArgs } from "../transactionPage.ts";
+import { transactionPage, transactionPageArgs } from "../transactionPage.ts";
 
 const ProtocolParams = Type.Object({
   protocolId: Type.String({
@@ -29,10 +29,10 @@ const ProtocolParams = Type.Object({
  * pages from the protocol's transaction index (their bodies cached until the next stored or removed
  * transaction when `deps.events` is given).
  */
-export function registerProtocolRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+export function registerProtocolRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   const protocols = new Map(common.config.protocols.map((p) => [p.id, p]));
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(common.config);
   const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
   const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
     maxEntries: 1_000,
@@ -58,7 +58,7 @@ export function registerProtocolRoutes(app: FastifyInstance, common: Common, dep
       },
     },
     async (request) => {
-      const protocol = protocolOf((request.params as { protocolId: string }).protocolId);
+      const protocol = protocolOf(request.params.protocolId);
       const [counts, usd] = await Promise.all([
         readThrough(countsCache, protocol.id, () => getProtocolCounts(db, protocol.id)),
         deps.usdStats.figures(),
@@ -93,8 +93,8 @@ export function registerProtocolRoutes(app: FastifyInstance, common: Common, dep
       },
     },
     async (request, reply) => {
-      const protocol = protocolOf((request.params as { protocolId: string }).protocolId);
-      const query = request.query as TransactionPageQuery & { actionType?: string };
+      const protocol = protocolOf(request.params.protocolId);
+      const query = request.query;
       const args = transactionPageArgs(query);
       return cachedReply(reply, pages, request.url, async () => {
         const rows = await getProtocolTransactions(db, protocol.id, {

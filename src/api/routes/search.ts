@@ -1,6 +1,6 @@
-import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getAddressTransactionCount } from "../../store/addressReads.ts";
 import {
@@ -9,8 +9,7 @@ import {
   findBlockByNumber,
   findTransactionHit,
 } from "../../store/searchReads.ts";
-import type { AppDeps } from "../appDeps.ts";
-import { createAccountReader } from "../createAccountReader.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { parseSearchQuery } from "../parseSearchQuery.ts";
 import { ProblemSchema } from "../schemas/common.ts";
 import { MAX_SEARCH_RESULTS, SearchResponseSchema, type SearchResultJson } from "../schemas/search.ts";
@@ -23,14 +22,14 @@ import { checksum } from "../toTransactionJson.ts";
  * address, plus the protocol owning it when it is a configured contract; an integer -> the block's stored
  * transactions; and every term -> tokens and protocols by name. Exact matches come first, at most 20.
  */
-export function registerSearchRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
+export function registerSearchRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   const { config } = common;
-  const tokens = new Map(config.tokens.map((t) => [t.address as string, t]));
+  const tokens = tokensByAddress(config);
   const contractOwners = new Map(
     config.protocols.flatMap((p) => p.contracts.map((c) => [c.address as string, p] as const)),
   );
-  const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
+  const { accounts } = deps;
 
   const blockResult = (block: BlockHit): SearchResultJson => ({
     type: "block",
@@ -112,7 +111,7 @@ export function registerSearchRoutes(app: FastifyInstance, common: Common, deps:
       },
     },
     async (request) => {
-      const q = parseSearchQuery((request.query as { q: string }).q);
+      const q = parseSearchQuery(request.query.q);
       const results = [...(await exact(q)), ...searchNames(config, q.text)];
       // A protocol found by its contract address and again by name is listed once.
       const seen = new Set<string>();

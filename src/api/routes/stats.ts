@@ -1,8 +1,7 @@
-import type { FastifyInstance } from "fastify";
 import type { Common } from "../../internal/common.ts";
 import { type GlobalCounts, getGlobalCounts } from "../../store/statsReads.ts";
-import type { RouteDeps } from "../appDeps.ts";
-import { createEventCache, readThrough } from "../createEventCache.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { StatsSchema } from "../schemas/stats.ts";
 
@@ -13,7 +12,7 @@ import { StatsSchema } from "../schemas/stats.ts";
  * 24 hours, and `volumeUsd`, the sum of every protocol's `dailyVolume` over the same window (a transaction
  * belongs to one protocol, so nothing is counted twice; see docs/prices.md).
  */
-export function registerStatsRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+export function registerStatsRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   // The totals are trigger-kept counters on transactions, transfers and parties: kept until the next event.
   const counts = createEventCache<GlobalCounts>(app, deps.events, { maxEntries: 1, emptiedBy: "any" });

@@ -1,11 +1,11 @@
-import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Address, TokenConfig } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getHoldersPage, getTokenCounts, getTokenTransfers } from "../../store/tokenReads.ts";
-import type { RouteDeps } from "../appDeps.ts";
-import { cachedReply } from "../cachedReply.ts";
-import { createEventCache } from "../createEventCache.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
+import { createEventCache } from "../cache/createEventCache.ts";
 import { createTotalSupplyReader } from "../createTotalSupplyReader.ts";
 import { decodeCursor, encodeCursor } from "../cursor.ts";
 import { ApiError } from "../errorRegistry.ts";
@@ -30,9 +30,9 @@ const BlockNumber = (description: string) => Type.Integer({ minimum: 0, maximum:
  * and holders pages until that or the next committed balance change (`deps.changes`: call-mode balances are
  * refreshed without an ingest event), per total supply (which `share` depends on).
  */
-export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: RouteDeps) {
+export function registerTokenRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
-  const tracked = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+  const tracked = tokensByAddress(common.config);
   const list = { tokens: common.config.tokens.map(toTokenJson) };
   const eventPages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
   const holderPages = createEventCache(app, deps.events, {
@@ -77,7 +77,7 @@ export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: 
       },
     },
     async (request) => {
-      const token = trackedToken((request.params as { address: string }).address);
+      const token = trackedToken(request.params.address);
       const [counts, price, totalSupply] = await Promise.all([
         getTokenCounts(db, token.address),
         deps.prices.priceOf(token.address),
@@ -109,8 +109,8 @@ export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: 
       },
     },
     async (request, reply) => {
-      const token = trackedToken((request.params as { address: string }).address);
-      const { limit, offset } = request.query as { limit: number; offset: number };
+      const token = trackedToken(request.params.address);
+      const { limit, offset } = request.query;
       const totalSupply = await supply.get(token.address);
       return cachedReply(reply, holderPages, `${request.url} ${totalSupply}`, async () => {
         const { total, holders } = await getHoldersPage(db, token.address, { limit, offset });
@@ -166,15 +166,8 @@ export function registerTokenRoutes(app: FastifyInstance, common: Common, deps: 
       },
     },
     async (request, reply) => {
-      const token = trackedToken((request.params as { address: string }).address);
-      const query = request.query as {
-        limit: number;
-        offset?: number;
-        cursor?: string;
-        address?: string;
-        fromBlock?: number;
-        toBlock?: number;
-      };
+      const token = trackedToken(request.params.address);
+      const query = request.query;
       if (query.cursor !== undefined && query.offset !== undefined) {
         throw new ApiError(
           "INVALID_PARAMETER",

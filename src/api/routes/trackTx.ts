@@ -1,10 +1,10 @@
-import type { FastifyInstance } from "fastify";
 import Type from "typebox";
 import type { Hash } from "viem";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
 import { TrackUnavailableError } from "../../tracking/createTracker.ts";
-import type { AppDeps } from "../appDeps.ts";
+import type { AppDeps, RouteApp } from "../appDeps.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema, TxHashParam } from "../schemas/common.ts";
 import { TransactionSchema } from "../schemas/transaction.ts";
@@ -65,8 +65,8 @@ type ValidationFailure = {
  * `UPSTREAM_UNAVAILABLE` when the node fails (the hash is watched all the same). Rate limited per client IP
  * with the reads (`api.rateLimitPerMinute`).
  */
-export function registerTrackTxRoutes(app: FastifyInstance, common: Common, deps: AppDeps): void {
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+export function registerTrackTxRoutes(app: RouteApp, common: Common, deps: AppDeps): void {
+  const tokens = tokensByAddress(common.config);
   const protocolIds = new Set(common.config.protocols.map((p) => p.id));
   const keys = common.config.api.trackTxApiKeys;
 
@@ -109,7 +109,7 @@ export function registerTrackTxRoutes(app: FastifyInstance, common: Common, deps
     },
     async (request, reply) => {
       if (request.validationError) throw bodyError(request.validationError as ValidationFailure);
-      const body = request.body as { txHash: string; protocol?: string };
+      const body = request.body;
       if (body.protocol !== undefined && !protocolIds.has(body.protocol)) {
         throw new ApiError("INVALID_BODY", `protocol: no configured protocol has the id "${body.protocol}"`);
       }

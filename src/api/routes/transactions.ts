@@ -1,11 +1,11 @@
-import type { FastifyInstance } from "fastify";
 import Type from "typebox";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
 import { getTransactionSummary } from "../../store/transactionSummaries.ts";
-import type { AppDeps } from "../appDeps.ts";
-import { cachedReply } from "../cachedReply.ts";
-import { createEventCache } from "../createEventCache.ts";
+import type { AppDeps, RouteApp } from "../appDeps.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
+import { createEventCache } from "../cache/createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema, TxHashParam } from "../schemas/common.ts";
 import { TransactionSchema } from "../schemas/transaction.ts";
@@ -17,8 +17,8 @@ import { toTransactionJson } from "../toTransactionJson.ts";
  * stored transaction never changes otherwise; a 404 is never cached), the recent lists until any stored or
  * removed transaction.
  */
-export function registerTransactionRoutes(app: FastifyInstance, common: Common, deps: AppDeps) {
-  const tokens = new Map(common.config.tokens.map((t) => [t.address as string, t]));
+export function registerTransactionRoutes(app: RouteApp, common: Common, deps: AppDeps) {
+  const tokens = tokensByAddress(common.config);
   const db = deps.database.db;
   const byHash = createEventCache(app, deps.events, { maxEntries: 10_000, emptiedBy: "removed" });
   const recent = createEventCache(app, deps.events, { maxEntries: 100, emptiedBy: "any" });
@@ -35,7 +35,7 @@ export function registerTransactionRoutes(app: FastifyInstance, common: Common, 
       },
     },
     async (request, reply) => {
-      const hash = (request.params as { hash: string }).hash.toLowerCase();
+      const hash = request.params.hash.toLowerCase();
       return cachedReply(reply, byHash, hash, async () => {
         const found = await getTransactionSummary(db, hash);
         if (!found) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
@@ -63,7 +63,7 @@ export function registerTransactionRoutes(app: FastifyInstance, common: Common, 
       },
     },
     async (request, reply) => {
-      const query = request.query as { limit: number; protocol?: string; actionType?: string };
+      const query = request.query;
       const key = JSON.stringify([query.limit, query.protocol ?? null, query.actionType ?? null]);
       return cachedReply(reply, recent, key, async () => {
         const rows = await getRecentTransactions(db, query);

@@ -1,11 +1,11 @@
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import Type from "typebox";
 import type { Common } from "../../internal/common.ts";
 import { insertDelivery } from "../../store/inbox.ts";
 import { webhookProvider } from "../../webhooks/webhookProviders.ts";
-import { type AppDeps, BODY_LIMIT } from "../appDeps.ts";
+import { type AppDeps, BODY_LIMIT, type RouteApp } from "../appDeps.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema } from "../schemas/common.ts";
 
@@ -49,10 +49,10 @@ const SignatureHeaders = Type.Object({
  * inbox and acknowledged at once; the inbox worker ingests its transactions. Unknown or unconfigured
  * provider: 404; bad or missing signature (or a stale QuickNode timestamp): 401, nothing stored.
  */
-export function registerWebhookRoutes(app: FastifyInstance, common: Common, deps: AppDeps): void {
+export function registerWebhookRoutes(app: RouteApp, common: Common, deps: AppDeps): void {
   const db = deps.database.db;
 
-  void app.register(async (scope) => {
+  void app.register(async (scope: RouteApp) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", { parseAs: "buffer" }, (request, body, done) => {
       rawText(request, body as Buffer).then(
@@ -88,7 +88,7 @@ export function registerWebhookRoutes(app: FastifyInstance, common: Common, deps
         },
       },
       async (request) => {
-        const { provider: name } = request.params as { provider: string };
+        const { provider: name } = request.params;
         const provider = webhookProvider(name);
         const secrets = provider?.secrets(common.config) ?? null;
         // The provider label is one of the known names, never what the URL said.

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import type { HubEvent, HubSource } from "../realtime/createHub.ts";
-import type { ChangeNotices, NotifiedTable } from "../store/changeNotices.ts";
+import type { HubEvent, HubSource } from "../../realtime/createHub.ts";
+import type { ChangeNotices, NotifiedTable } from "../../store/changeNotices.ts";
 import { createResponseCache, type ResponseCache } from "./createResponseCache.ts";
 
 export type EventCacheOptions = {
