@@ -2,8 +2,8 @@ import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { loadConfig } from "../config/loadConfig.ts";
 import { runDemo } from "../demo/runDemo.ts";
-import { createLogger } from "../internal/logger.ts";
 import { type DataDirLock, lockDataDir } from "../store/dataDirLock.ts";
+import type { TerminalFace } from "./createTerminalFace.ts";
 import { startProtoscan } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
 
@@ -20,8 +20,10 @@ export async function runDemoCommand(options: {
   port: number;
   dataDir: string;
   logLevel: string;
+  /** how logs and the progress line are shown (createTerminalFace.ts) */
+  face: TerminalFace;
 }): Promise<number> {
-  const logger = createLogger({ level: options.logLevel });
+  const logger = options.face.logger({ level: options.logLevel });
   const persistent = !options.dataDir.startsWith("memory://");
   const pgliteDir = `${options.dataDir}/pglite`;
   let lock: DataDirLock | undefined;
@@ -46,6 +48,7 @@ export async function runDemoCommand(options: {
           dataDir: pgliteDir,
           logLevel: options.logLevel,
           logger,
+          ...(options.face.terminal ? { progress: options.face.terminal } : {}),
         });
         return { url: protoscan.url ?? "", stop: () => protoscan.stop() };
       },

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { BaseError, ConfigError, errorMessage } from "../internal/errors.ts";
 import { CODE } from "../internal/repoRoot.ts";
 import { tuneV8 } from "../internal/tuneV8.ts";
+import { createTerminalFace } from "./createTerminalFace.ts";
 import type { Role } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
 
@@ -28,7 +29,9 @@ Environment:
   DATABASE_URL      postgres://… for PostgreSQL; unset for embedded PGlite in DATA_DIR
   DATA_DIR          PGlite directory (default ./data; memory:// for none)
   HOST / PORT       where the API listens (default 127.0.0.1 / 3000)
-  LOG_LEVEL         pino level (default info)`,
+  LOG_LEVEL         pino level (default info)
+  LOG_FORMAT        pretty (readable lines and a progress line) or json (default: pretty on a
+                    terminal, else json)`,
   start: `Usage: protoscan start [--role all|api|indexer]
 
 Index and serve (applies pending migrations first). Roles:
@@ -74,19 +77,19 @@ async function main(argv: string[]): Promise<number> {
   const logLevel = env.LOG_LEVEL ?? "info";
   const host = env.HOST ?? "127.0.0.1";
   const port = parsePort(env.PORT ?? "3000");
+  const face = await createTerminalFace(env.LOG_FORMAT, process.stdout);
 
   if (command === "demo") {
     const { runDemoCommand } = await import("./demoCommand.ts");
-    return runDemoCommand({ host, port, dataDir: env.DATA_DIR ?? "./demo-data", logLevel });
+    return runDemoCommand({ host, port, dataDir: env.DATA_DIR ?? "./demo-data", logLevel, face });
   }
 
   const { loadConfig } = await import("../config/loadConfig.ts");
   const config = await loadConfig({ path: env.PROTOSCAN_CONFIG ?? "./protoscan.config.yaml", env });
   if (command === "migrate") {
-    const { createLogger } = await import("../internal/logger.ts");
     const { createDatabase } = await import("../store/createDatabase.ts");
     const { migrate } = await import("../store/migrate.ts");
-    const logger = createLogger({ level: logLevel });
+    const logger = face.logger({ level: logLevel });
     const database = await createDatabase({
       databaseUrl: env.DATABASE_URL,
       dataDir: env.DATA_DIR ?? "./data",
@@ -107,8 +110,11 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const { startProtoscan } = await import("./startProtoscan.ts");
+  const { configSecrets } = await import("../config/configSecrets.ts");
   const protoscan = await startProtoscan({
     config,
+    logger: face.logger({ level: logLevel, secrets: configSecrets(config) }),
+    ...(face.terminal ? { progress: face.terminal } : {}),
     role: role as Role,
     host,
     port,

@@ -25,6 +25,8 @@ import { createTracker } from "../tracking/createTracker.ts";
 import type { TrackWatcher } from "../tracking/createTrackWatcher.ts";
 import type { InboxWorker } from "../webhooks/createInboxWorker.ts";
 import { createInboxSignal } from "../webhooks/inboxSignal.ts";
+import { showBackfillProgress } from "./createTerminalFace.ts";
+import type { TerminalOutput } from "./createTerminalOutput.ts";
 import { createWriters, type Writers } from "./createWriters.ts";
 import { untilNodeAnswers } from "./untilNodeAnswers.ts";
 
@@ -38,8 +40,10 @@ export type StartOptions = {
   databaseUrl?: string | undefined;
   dataDir: string;
   logLevel: string;
-  /** a logger to use instead of a new one (tests) */
+  /** a logger to use instead of a new JSON one (the CLI's chosen format, tests) */
   logger?: Logger;
+  /** where to draw the live backfill progress line (a terminal; processes that run the writers) */
+  progress?: TerminalOutput;
 };
 
 export type Protoscan = {
@@ -151,6 +155,21 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
         shutdown.add(() => running.stop());
         await writers.start();
       }
+    }
+
+    if (writers && options.progress) {
+      const running = writers;
+      const stopProgress = showBackfillProgress(options.progress, async () => {
+        const { indexedBlock, chainHead } = running.indexerStatus();
+        const stored = await common.metrics.ingestTransactions.get();
+        return {
+          indexedBlock,
+          target: chainHead === null ? null : chainHead - config.indexer.confirmations,
+          transactions: stored.values.find((v) => v.labels.source === "poll")?.value ?? 0,
+          now: Date.now(),
+        };
+      });
+      shutdown.add(stopProgress);
     }
 
     let app: FastifyInstance | null = null;

@@ -10,6 +10,11 @@ export type LoggerOptions = {
   secrets?: readonly string[];
   /** Where lines go (default stdout). Tests pass a collector. */
   destination?: { write(line: string): unknown };
+  /**
+   * Turns each scrubbed JSON line into what is written (the CLI's readable lines on a terminal); without
+   * it, pino's JSON lines are written as they are.
+   */
+  formatLine?: (line: string) => string;
 };
 
 /**
@@ -20,10 +25,12 @@ export type LoggerOptions = {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = [...(options.secrets ?? [])].sort((a, b) => b.length - a.length);
   const target = options.destination ?? process.stdout;
+  const format = options.formatLine;
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
       const line = typeof chunk === "string" ? chunk : chunk.toString("utf8");
-      target.write(secrets.length > 0 ? redactSecrets(line, secrets) : line);
+      const scrubbed = secrets.length > 0 ? redactSecrets(line, secrets) : line;
+      target.write(format ? format(scrubbed) : scrubbed);
       callback();
     },
   });
