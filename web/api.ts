@@ -134,6 +134,8 @@ export type FeedState = "connecting" | "live" | "reconnecting";
 export type LiveFeedOptions = {
   topic: string;
   onTransaction(tx: Tx): void;
+  /** a transaction dropped by a reorg (SPEC §5 `removed`) */
+  onRemoved(txHash: string): void;
   /** the newest transactions, polled while the socket is down (newest first) */
   onPoll(txs: Tx[]): void;
   onState(state: FeedState): void;
@@ -175,7 +177,7 @@ export function followLive(options: LiveFeedOptions): () => void {
     socket = ws;
     ws.onopen = () => ws.send(JSON.stringify({ op: "subscribe", topic: options.topic, id: 1 }));
     ws.onmessage = (event) => {
-      let message: { type?: string; data?: Tx };
+      let message: { type?: string; data?: Tx & { txHash: string } };
       try {
         message = JSON.parse(String(event.data));
       } catch {
@@ -187,6 +189,8 @@ export function followLive(options: LiveFeedOptions): () => void {
         options.onState("live");
       } else if (message.type === "transaction" && message.data) {
         options.onTransaction(message.data);
+      } else if (message.type === "removed" && message.data) {
+        options.onRemoved(message.data.txHash);
       }
     };
     ws.onclose = () => {

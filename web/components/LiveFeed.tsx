@@ -19,7 +19,8 @@ export function mergeNewest(rows: readonly Tx[], incoming: readonly Tx[]): Tx[] 
  * The latest transactions, live (`live-feed`, SPEC §12): the newest 25 from the API, then every transaction
  * the WebSocket announces (topic `transactions`), or, while the socket is refused, what polling finds. Rows
  * arriving faster than the screen draws are merged once per frame, so a burst never drops frames and the
- * newest always show. The state ("Live" / "Reconnecting") is shown in words.
+ * newest always show; a transaction a reorg removed leaves the list. The state ("Live" / "Reconnecting") is
+ * shown in words.
  */
 export function LiveFeed() {
   const [rows, setRows] = useState<Tx[] | null>(null);
@@ -49,6 +50,10 @@ export function LiveFeed() {
     const stop = followLive({
       topic: "transactions",
       onTransaction: (tx) => queue([tx]),
+      onRemoved: (hash) => {
+        pending.current = pending.current.filter((tx) => tx.txHash !== hash);
+        setRows((current) => (current === null ? null : current.filter((tx) => tx.txHash !== hash)));
+      },
       onPoll: (txs) => {
         setError(null);
         setRows((current) => mergeNewest(current ?? [], txs));
