@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 // is set), so they get generous timeouts and at most two files in parallel on this 2-core machine.
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts"],
+    include: ["src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts", "web/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: "forks",

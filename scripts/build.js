@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * `npm run build` (also run by `npm install`, as `prepare`): compile src/ and bench/indexPhase.ts into dist/
+ * `npm run build` (also run by `npm install`, as `prepare`): build the web explorer into dist/web/
+ * (scripts/buildWeb.js), compile src/ and bench/indexPhase.ts into dist/
  * with `tsconfig.build.json`, copy the other files the compiled code reads (migrations, the PGlite worker),
  * and record the sources' fingerprint (scripts/compiled.js). Without type checks: `npm run typecheck` does
  * those, and a type error must not stop a start.
@@ -8,11 +9,14 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { buildWeb } from "./buildWeb.js";
 import { DIST, ROOT, SOURCE_DIRS, STAMP, sourceFiles, sourceFingerprint } from "./compiled.js";
 
 // Taken before compiling: a file edited during the build leaves a stamp that no longer matches.
 const fingerprint = sourceFingerprint();
 rmSync(DIST, { recursive: true, force: true });
+// The web explorer (dist/web/) is served by the same process: built first, with or without a compiler.
+await buildWeb();
 const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
 if (!existsSync(tsc)) {
   // `npm install --omit=dev` has no compiler: protoscan runs its sources through tsx, as before a build.

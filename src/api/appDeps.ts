@@ -56,6 +56,8 @@ export type AppDeps = {
    * them; with `events` and without it, the app listens itself (and stops when it closes)
    */
   changes?: ChangeNotices;
+  /** the built web explorer to serve (default dist/web, written by `npm install`) */
+  webRoot?: string;
 };
 
 /**

@@ -18,6 +18,7 @@ import { registerStatsRoutes } from "./routes/stats.ts";
 import { registerTokenRoutes } from "./routes/tokens.ts";
 import { registerTrackTxRoutes } from "./routes/trackTx.ts";
 import { registerTransactionRoutes } from "./routes/transactions.ts";
+import { registerWebApp } from "./routes/webApp.ts";
 import { registerWebhookRoutes } from "./routes/webhooks.ts";
 import { registerWebSocketRoute } from "./routes/websocket.ts";
 
@@ -55,6 +56,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
 
   registerProblemHandler(app);
   await registerHttpPlugins(app, common);
+  registerWebApp(app, common, deps.webRoot ? { root: deps.webRoot } : {});
   registerOpsRoutes(app, common, deps);
   registerTransactionRoutes(app, common, deps);
   registerStatsRoutes(app, common, routeDeps);

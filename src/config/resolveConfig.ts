@@ -52,6 +52,7 @@ export function resolveConfig(file: ConfigFile, baseDir: string | null): Config 
       rateLimitPerMinute: valid.api.rateLimitPerMinute,
       trackTxApiKeys: [...valid.api.trackTxApiKeys],
     },
+    ui: { enabled: valid.ui?.enabled ?? true },
     webhooks: {
       ...(valid.webhooks.alchemy && { alchemy: { signingKeys: [...valid.webhooks.alchemy.signingKeys] } }),
       ...(valid.webhooks.quicknode && {

@@ -151,6 +151,17 @@ export const ConfigFileSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    ui: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Boolean({
+            default: true,
+            description: "serve the web explorer at / and every path outside the API (SPEC §12)",
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     webhooks: Type.Object(
       {
         alchemy: Type.Optional(
@@ -247,6 +258,8 @@ export type Config = {
   rpc: { urls: string[]; maxRequestsPerSecond?: number; batchSize: number; timeoutMs: number };
   indexer: { pollIntervalSeconds: number; logChunkBlocks: number; startBlock: number; confirmations: number };
   api: { corsOrigins: string[]; rateLimitPerMinute: number; trackTxApiKeys: string[] };
+  /** The web explorer (SPEC §12); absent means enabled. */
+  ui?: { enabled: boolean };
   webhooks: {
     alchemy?: { signingKeys: string[] };
     quicknode?: { securityTokens: string[] };

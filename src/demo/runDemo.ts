@@ -105,6 +105,7 @@ function banner(args: {
   const c = args.deployment.contracts;
   const shownPath = relative(process.cwd(), args.configPath);
   const rows: [string, string][] = [
+    ["Explorer", `${api}/  (open it in a browser)`],
     ["API", `${api}/api/overview`],
     ["Docs", `${api}/docs`],
     ["WebSocket", `${ws}  (send {"op":"subscribe","topic":"transactions"})`],

@@ -9,7 +9,16 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const run = promisify(execFile);
 /** What `npm run build` and the CLI read; the copy keeps this checkout's dist/ out of the test. */
-const COPIED = ["src", "bench", "scripts", "bin", "package.json", "tsconfig.json", "tsconfig.build.json"];
+const COPIED = [
+  "src",
+  "bench",
+  "scripts",
+  "web",
+  "bin",
+  "package.json",
+  "tsconfig.json",
+  "tsconfig.build.json",
+];
 
 describe("npm run build", () => {
   let dir: string;

@@ -1,4 +1,5 @@
 import Type from "typebox";
+import { getAddress } from "viem";
 import type { ProtocolConfig } from "../../config/schema.ts";
 import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
@@ -10,6 +11,7 @@ import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ListOffset, ProtocolTransactionsPageSchema } from "../schemas/address.ts";
 import { Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
+import { type ProtocolListJson, ProtocolListSchema } from "../schemas/protocol.ts";
 import { ProtocolStatsSchema } from "../schemas/stats.ts";
 import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";
 import { transactionPage, transactionPageArgs } from "../transactionPage.ts";
@@ -24,7 +26,8 @@ const ProtocolParams = Type.Object({
 });
 
 /**
- * `GET /api/protocol/:protocolId/stats` and `/api/protocol/:protocolId/transactions` (SPEC §4 rows 8 and 9).
+ * `GET /api/protocol/:protocolId/stats` and `/api/protocol/:protocolId/transactions` (SPEC §4 rows 8 and 9),
+ * and `GET /api/protocols` (an addition: the configured protocols, their contracts' names and tokens).
  * Counts come from the maintained `protocol_stats` row, USD figures from the USD statistics (`src/stats/`),
  * pages from the protocol's transaction index (their bodies cached until the next stored or removed
  * transaction when `deps.events` is given).
@@ -45,6 +48,34 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
     if (!protocol) throw new ApiError("PROTOCOL_NOT_FOUND", `no protocol '${id}' is configured`);
     return protocol;
   };
+
+  // The configuration does not change while the process runs: built once.
+  const list: ProtocolListJson = {
+    protocols: common.config.protocols.map((p) => ({
+      id: p.id,
+      name: p.name,
+      contracts: p.contracts.map((c) => ({
+        name: c.name,
+        address: getAddress(c.address),
+        exclusive: c.exclusive,
+      })),
+      tvlAddresses: p.tvlAddresses.map((a) => getAddress(a)),
+      tokens: common.config.tokens.filter((t) => t.protocol === p.id).map((t) => getAddress(t.address)),
+    })),
+  };
+
+  app.get(
+    "/api/protocols",
+    {
+      schema: {
+        operationId: "listProtocols",
+        summary: "The configured protocols with their named contracts, TVL addresses and tokens",
+        tags: ["protocols"],
+        response: { 200: ProtocolListSchema },
+      },
+    },
+    async () => list,
+  );
 
   app.get(
     "/api/protocol/:protocolId/stats",
