@@ -20,6 +20,7 @@ import { createHub, type HubSource } from "../realtime/createHub.ts";
 import { createPgFanout } from "../realtime/createPgFanout.ts";
 import { createDatabase, type Database } from "../store/createDatabase.ts";
 import { createWriterLock, type WriterLock } from "../store/createWriterLock.ts";
+import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
 import { migrate } from "../store/migrate.ts";
 import { createTracker } from "../tracking/createTracker.ts";
 import type { TrackWatcher } from "../tracking/createTrackWatcher.ts";
@@ -162,8 +163,15 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       const stopProgress = showBackfillProgress(options.progress, async () => {
         const { indexedBlock, chainHead } = running.indexerStatus();
         const stored = await common.metrics.ingestTransactions.get();
+        // Before this process's first commit its status has no indexed block: a backfill that began starts
+        // from the committed cursor (or the block before the start block), so its first chunk shows too.
+        const from =
+          indexedBlock ??
+          (chainHead === null
+            ? null
+            : ((await getCursor(database.db, CURSOR_NAME))?.blockNumber ?? config.indexer.startBlock - 1));
         return {
-          indexedBlock,
+          indexedBlock: from,
           target: chainHead === null ? null : chainHead - config.indexer.confirmations,
           transactions: stored.values.find((v) => v.labels.source === "poll")?.value ?? 0,
           now: Date.now(),
