@@ -136,6 +136,40 @@ describe.skipIf(!hasChromium)("the web explorer in Chromium", () => {
     await expectClean(page);
   });
 
+  test("default: the home chart draws daily transactions and volume in SPEC §10.3's shape", async () => {
+    // Answered in the page with the SPEC's shape, so that the chart is drawn whether or not this server has
+    // the history endpoints yet.
+    const day = 86_400_000;
+    const today = Math.floor(Date.now() / day) * day;
+    const points = Array.from({ length: 31 }, (_, i) => ({
+      time: new Date(today - (30 - i) * day).toISOString(),
+      transactionCount: i * 3,
+      uniqueUsers: i,
+      volumeUsd: i * 1234.5,
+    }));
+    const watch = await watchedPage(context, base);
+    watches.push(watch);
+    const page = watch.page;
+    await page.route(/\/api\/stats\/history\?/, (route) =>
+      route.fulfill({
+        contentType: "application/json",
+        body: JSON.stringify({
+          interval: "day",
+          from: points[0]!.time,
+          to: new Date().toISOString(),
+          points,
+        }),
+      }),
+    );
+    await page.goto(`${base}/`);
+    const chart = page.getByTestId("chart");
+    await chart.waitFor();
+    expect(await chart.getAttribute("data-series")).toBe("transactionCount,volumeUsd");
+    expect(await chart.locator("canvas").count()).toBe(1);
+    expect(await chart.getByText("Transactions").count()).toBeGreaterThan(0);
+    await expectClean(page);
+  });
+
   test("behavior: a transaction stored while the home page is open appears at the top within 2 s", async () => {
     const page = await open("/");
     const feed = page.getByTestId("live-feed");
