@@ -21,6 +21,10 @@ type Json = Record<string, any>;
  * The web explorer (SPEC §12) in headless Chromium against anvil and one protoscan, like a person: through the
  * `data-testid` hooks and visible text. One browser and one protoscan for the whole file.
  */
+if (!hasChromium) {
+  process.stderr.write("test/browser: /usr/bin/chromium is missing (apt-get install chromium): skipped\n");
+}
+
 describe.skipIf(!hasChromium)("the web explorer in Chromium", () => {
   let chain: DemoChain;
   let db: TestDatabase;
