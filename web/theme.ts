@@ -1,13 +1,16 @@
 import { signal } from "@preact/signals";
 
-/** `light` or `dark`: the system's until the person picks one with the toggle (kept in localStorage). */
-const saved = (() => {
+/** The theme the person picked, if any (localStorage may be refused: then none). */
+const picked = (): string | null => {
   try {
     return localStorage.getItem("theme");
   } catch {
     return null;
   }
-})();
+};
+
+/** `light` or `dark`: the system's until the person picks one with the toggle (kept in localStorage). */
+const saved = picked();
 const system = () => (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
 
 export const theme = signal<"light" | "dark">(saved === "dark" || saved === "light" ? saved : system());
@@ -18,7 +21,7 @@ const apply = () => {
 apply();
 
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
-  if (localStorage.getItem("theme") === null) {
+  if (picked() === null) {
     theme.value = system();
     apply();
   }

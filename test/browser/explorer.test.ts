@@ -21,6 +21,10 @@ type Json = Record<string, any>;
  * The web explorer (SPEC §12) in headless Chromium against anvil and one protoscan, like a person: through the
  * `data-testid` hooks and visible text. One browser and one protoscan for the whole file.
  */
+if (!hasChromium) {
+  process.stderr.write("test/browser: /usr/bin/chromium is missing (apt-get install chromium): skipped\n");
+}
+
 describe.skipIf(!hasChromium)("the web explorer in Chromium", () => {
   let chain: DemoChain;
   let db: TestDatabase;
@@ -133,6 +137,40 @@ describe.skipIf(!hasChromium)("the web explorer in Chromium", () => {
           (await page.getByText("Could not load the chart").count()),
       )
       .toBe(1);
+    await expectClean(page);
+  });
+
+  test("default: the home chart draws daily transactions and volume in SPEC §10.3's shape", async () => {
+    // Answered in the page with the SPEC's shape, so that the chart is drawn whether or not this server has
+    // the history endpoints yet.
+    const day = 86_400_000;
+    const today = Math.floor(Date.now() / day) * day;
+    const points = Array.from({ length: 31 }, (_, i) => ({
+      time: new Date(today - (30 - i) * day).toISOString(),
+      transactionCount: i * 3,
+      uniqueUsers: i,
+      volumeUsd: i * 1234.5,
+    }));
+    const watch = await watchedPage(context, base);
+    watches.push(watch);
+    const page = watch.page;
+    await page.route(/\/api\/stats\/history\?/, (route) =>
+      route.fulfill({
+        contentType: "application/json",
+        body: JSON.stringify({
+          interval: "day",
+          from: points[0]!.time,
+          to: new Date().toISOString(),
+          points,
+        }),
+      }),
+    );
+    await page.goto(`${base}/`);
+    const chart = page.getByTestId("chart");
+    await chart.waitFor();
+    expect(await chart.getAttribute("data-series")).toBe("transactionCount,volumeUsd");
+    expect(await chart.locator("canvas").count()).toBe(1);
+    expect(await chart.getByText("Transactions").count()).toBeGreaterThan(0);
     await expectClean(page);
   });
 

@@ -46,7 +46,11 @@ export function SearchPage() {
         {q && found.state === "ok" && found.data.results.length > 0 && (
           <ul class="rows" data-testid="search-results">
             {found.data.results.map((r) => (
-              <li key={resultHref(r)} class="row">
+              <li
+                key={resultHref(r)}
+                class="row"
+                {...(r.type === "transaction" && { "data-testid": "tx-row", "data-tx-hash": r.txHash })}
+              >
                 <span class="pill">{KIND[r.type]}</span>
                 <a href={resultHref(r)} class="break">
                   {describe(r)}
