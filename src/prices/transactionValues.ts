@@ -12,12 +12,12 @@ export type TransferToValue = {
   amount: bigint;
 };
 
-/** What valuing needs of a stored transaction, with its tracked-token transfers. */
+/**
+ * What valuing needs of a stored transaction and its tracked-token transfers (a `TransactionSummary` of the
+ * store, or rows about to be stored, fit as they are).
+ */
 export type TransactionToValue = {
-  hash: string;
-  blockNumber: number;
-  blockTimestamp: Date;
-  protocol: string;
+  tx: { hash: string; blockNumber: number; blockTimestamp: Date; protocol: string };
   transfers: readonly TransferToValue[];
 };
 
@@ -78,7 +78,7 @@ export function createTransactionValuer(config: Config, history: PriceHistory): 
   const own = new Map(config.protocols.map((p) => [p.id, new Set(protocolAddresses(p))]));
   const none = new Set<string>();
   return async (txs) => {
-    const flat = txs.flatMap((tx) => tx.transfers.map((transfer) => ({ tx, transfer })));
+    const flat = txs.flatMap(({ tx, transfers }) => transfers.map((transfer) => ({ tx, transfer })));
     const prices = await history.pricesAt(
       flat.map(({ tx, transfer }) => ({
         token: transfer.tokenAddress,
@@ -100,7 +100,7 @@ export function createTransactionValuer(config: Config, history: PriceHistory): 
       byLog.set(tx.hash, logs);
     });
     return new Map(
-      txs.map((tx) => [
+      txs.map(({ tx }) => [
         tx.hash,
         {
           valueUsd: transactionValueUsd(values.get(tx.hash) ?? [], own.get(tx.protocol) ?? none),
