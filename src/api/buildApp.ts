@@ -14,6 +14,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } fro
 import { registerAddressRoutes } from "./routes/address.ts";
 import { registerOpsRoutes } from "./routes/ops.ts";
 import { registerOverviewRoutes } from "./routes/overview.ts";
+import { registerPriceHistoryRoutes } from "./routes/priceHistory.ts";
 import { registerProtocolRoutes } from "./routes/protocols.ts";
 import { registerSearchRoutes } from "./routes/search.ts";
 import { registerStatsRoutes } from "./routes/stats.ts";
@@ -77,6 +78,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   registerSearchRoutes(app, common, routeDeps);
   registerAddressRoutes(app, common, routeDeps);
   registerTokenRoutes(app, common, routeDeps);
+  registerPriceHistoryRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);
   registerTrackTxRoutes(app, common, routeDeps);
   await registerWebSocketRoute(app, common, deps);

@@ -28,16 +28,26 @@ export const DAY_MS = 24 * HOUR_MS;
 export const HistoryQuerySchema = Type.Object(
   {
     interval: Type.Optional(
-      Type.String({ description: "bucket size: `hour` or `day` (default `day`)", examples: ["day"] }),
+      Type.Unsafe<HistoryInterval>({
+        type: "string",
+        enum: ["hour", "day"],
+        description: "bucket size: `hour` or `day` (default `day`)",
+        examples: ["day"],
+      }),
     ),
     from: Type.Optional(
       Type.String({
+        maxLength: 40,
         description: "start: ISO 8601 or unix seconds (default `to` minus 30 days, or 48 hours for `hour`)",
         examples: ["2026-11-01T00:00:00Z"],
       }),
     ),
     to: Type.Optional(
-      Type.String({ description: "end: ISO 8601 or unix seconds (default now)", examples: ["1795000000"] }),
+      Type.String({
+        maxLength: 40,
+        description: "end: ISO 8601 or unix seconds (default now)",
+        examples: ["1795000000"],
+      }),
     ),
   },
   { additionalProperties: false },
