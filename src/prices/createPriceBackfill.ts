@@ -61,6 +61,8 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
   const idleMs = deps.idleMs ?? 10 * 60_000;
   const retryMs = deps.retryMs ?? 30_000;
   let lastFailed = false;
+  /** nothing stored yet: look again soon (a first start), not after `idleMs` */
+  let nothingIndexed = false;
   const baseUrl = api.baseUrl ?? DEFAULT_BASE_URLS[api.kind];
   const options = { timeoutMs: deps.timeoutMs ?? 15_000, signal: common.shutdown.signal };
 
@@ -106,6 +108,7 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
 
   async function step(): Promise<boolean> {
     const indexedSince = await getIndexedSince(deps.db);
+    nothingIndexed = indexedSince === null;
     if (!indexedSince) return false;
     const since = new Date(Math.floor(indexedSince.getTime() / HOUR_MS) * HOUR_MS);
     const until = new Date(Math.floor(now().getTime() / HOUR_MS) * HOUR_MS);
@@ -173,7 +176,13 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
       .then((more) => {
         running = undefined;
         if (stopped) return;
-        const wait = !more ? idleMs : lastFailed ? Math.max(minIntervalMs, retryMs) : minIntervalMs;
+        const wait = !more
+          ? nothingIndexed
+            ? Math.max(minIntervalMs, 5_000)
+            : idleMs
+          : lastFailed
+            ? Math.max(minIntervalMs, retryMs)
+            : minIntervalMs;
         timer = setTimeout(loop, Math.max(0, wait - (Date.now() - startedAt)));
         timer.unref();
       });
