@@ -448,3 +448,81 @@ export const priceBackfill = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tokenAddress, t.provider] })],
 );
+
+/**
+ * Protocol and global history (SPEC §10.3, docs/api.md "History"): per span (`hour` | `day`), protocol
+ * (`''`: all protocols together) and UTC bucket start, the stored transactions whose block time is in the
+ * bucket and their distinct senders. Kept by statement-level triggers on `transactions` (migration
+ * `history_rollups`), in the statement that writes or deletes the transactions, so ingest, reorg rollback and
+ * any direct write keep them exact. `revision` takes a new value of `history_revision_seq` whenever what a
+ * bucket's USD volume depends on may have changed (its transactions, a token transfer, a price at or before its
+ * end): a cached volume is valid only while the revision it was computed at is current. A bucket with no row
+ * is empty; a row whose count fell to zero stays (with a new revision).
+ */
+export const historyBuckets = pgTable(
+  "history_buckets",
+  {
+    span: text("span").notNull(),
+    protocol: text("protocol").notNull(),
+    bucket: ts("bucket").notNull(),
+    transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
+    uniqueUsers: bigint("unique_users", { mode: "number" }).notNull().default(0),
+    revision: bigint("revision", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ name: "history_buckets_pk", columns: [t.span, t.protocol, t.bucket] })],
+);
+
+/** (span, protocol or `''`, bucket, sender) -> its transactions there: the set behind `unique_users`. */
+export const historyUsers = pgTable(
+  "history_users",
+  {
+    span: text("span").notNull(),
+    protocol: text("protocol").notNull(),
+    bucket: ts("bucket").notNull(),
+    address: text("address").notNull(),
+    transactionCount: bigint("transaction_count", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ name: "history_users_pk", columns: [t.span, t.protocol, t.bucket, t.address] })],
+);
+
+/**
+ * The USD volume of a history bucket (SPEC §10.3 `volumeUsd`) as last computed by a reader, with the bucket's
+ * `revision` read before its transactions were, and the configuration it was computed under: served while both
+ * are still current. Written by readers only (never by the ingest, so the two never wait on each other).
+ */
+export const historyVolumes = pgTable(
+  "history_volumes",
+  {
+    span: text("span").notNull(),
+    protocol: text("protocol").notNull(),
+    bucket: ts("bucket").notNull(),
+    revision: bigint("revision", { mode: "number" }).notNull(),
+    configHash: text("config_hash").notNull(),
+    volumeUsd: doublePrecision("volume_usd").notNull(),
+  },
+  (t) => [primaryKey({ name: "history_volumes_pk", columns: [t.span, t.protocol, t.bucket] })],
+);
+
+/**
+ * The holders whose balances history follows: every configured protocol's `tvlAddresses`, written from the
+ * configuration (store/historyHolders.ts), which also fills `history_holder_hours` for a holder it adds.
+ */
+export const historyHolders = pgTable("history_holders", {
+  address: text("address").primaryKey(),
+});
+
+/**
+ * Per tracked token, followed holder and UTC hour of block time: the net amount its stored transfers moved
+ * into the holder (negative: out). Summed up to a time it is the holder's balance then, for a token whose whole
+ * history is stored (SPEC §10.3 `tvlUsd`). Kept by statement-level triggers on `token_transfers`.
+ */
+export const historyHolderHours = pgTable(
+  "history_holder_hours",
+  {
+    tokenAddress: text("token_address").notNull(),
+    holder: text("holder").notNull(),
+    hour: ts("hour").notNull(),
+    delta: numeric("delta", { precision: 78, scale: 0, mode: "bigint" }).notNull(),
+  },
+  (t) => [primaryKey({ name: "history_holder_hours_pk", columns: [t.holder, t.tokenAddress, t.hour] })],
+);
