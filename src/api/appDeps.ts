@@ -11,6 +11,7 @@ import type { PriceEngine } from "../prices/createPriceEngine.ts";
 import type { PriceHistory } from "../prices/createPriceHistory.ts";
 import type { TransactionValuer } from "../prices/transactionValues.ts";
 import type { Hub, HubSource } from "../realtime/createHub.ts";
+import type { TimeSeries } from "../stats/createTimeSeries.ts";
 import type { UsdStats } from "../stats/createUsdStats.ts";
 import type { ChangeNotices } from "../store/changeNotices.ts";
 import type { Database } from "../store/createDatabase.ts";
@@ -55,6 +56,10 @@ export type AppDeps = {
   history?: PriceHistory;
   /** the USD statistics behind protocol stats, overview and /api/stats; built when absent */
   usdStats?: UsdStats;
+  /** protocol and global history (SPEC §10.3); built when absent */
+  timeSeries?: TimeSeries;
+  /** rows a CSV export may hold at most (SPEC §10.4: 1,000,000; tests lower it) */
+  exportMaxRows?: number;
   /**
    * committed changes to token balances and the cursor (migration 0009), which empty the caches built from
    * them; with `events` and without it, the app listens itself (and stops when it closes)
@@ -74,6 +79,8 @@ export type RouteDeps = AppDeps & {
   history: PriceHistory;
   valueTransactions: TransactionValuer;
   usdStats: UsdStats;
+  /** protocol and global history per bucket (SPEC §10.3) */
+  timeSeries: TimeSeries;
   accounts: AccountReader;
 };
 

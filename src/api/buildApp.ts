@@ -4,6 +4,7 @@ import type { Common } from "../internal/common.ts";
 import { createPriceEngine } from "../prices/createPriceEngine.ts";
 import { createPriceHistory } from "../prices/createPriceHistory.ts";
 import { createTransactionValuer } from "../prices/transactionValues.ts";
+import { createTimeSeries } from "../stats/createTimeSeries.ts";
 import { createUsdStats } from "../stats/createUsdStats.ts";
 import { listenForChanges } from "../store/changeNotices.ts";
 import { type AppDeps, BODY_LIMIT, type RouteDeps } from "./appDeps.ts";
@@ -12,6 +13,7 @@ import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
 import { registerAddressRoutes } from "./routes/address.ts";
+import { registerExportRoutes } from "./routes/exports.ts";
 import { registerOpsRoutes } from "./routes/ops.ts";
 import { registerOverviewRoutes } from "./routes/overview.ts";
 import { registerPriceHistoryRoutes } from "./routes/priceHistory.ts";
@@ -49,6 +51,8 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   const usdStats = deps.usdStats ?? createUsdStats(common, { db: deps.database.db, prices });
   const history = deps.history ?? createPriceHistory(common, { db: deps.database.db, chain: deps.chain });
   const valueTransactions = createTransactionValuer(common.config, history);
+  const timeSeries =
+    deps.timeSeries ?? createTimeSeries(common, { db: deps.database.db, prices: history, valueTransactions });
   // Caches exist only with events; those built from balances or the cursor also need the change notices.
   let changes = deps.changes;
   if (deps.events && !changes) {
@@ -64,6 +68,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
     valueTransactions,
     usdStats,
     accounts,
+    timeSeries,
     ...(changes ? { changes } : {}),
   };
 
@@ -77,6 +82,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   registerOverviewRoutes(app, common, routeDeps);
   registerSearchRoutes(app, common, routeDeps);
   registerAddressRoutes(app, common, routeDeps);
+  registerExportRoutes(app, common, routeDeps);
   registerTokenRoutes(app, common, routeDeps);
   registerPriceHistoryRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);
