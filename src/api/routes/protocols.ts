@@ -8,7 +8,7 @@ import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.t
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
-import { createHistoryCache, historyKey } from "../cache/historyCache.ts";
+import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
 import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { type HistoryQuery, HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
@@ -48,6 +48,7 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
     alsoChangedBy: { notices: deps.changes, tables: PRICE_HISTORY_CHANGES },
   });
   const historyCache = createHistoryCache(app, deps);
+  const historyBodies = createHistoryCache<Buffer>(app, deps);
   const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
     maxEntries: 1_000,
     emptiedBy: "any",
@@ -163,24 +164,21 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
         response: { 200: ProtocolHistorySchema, 400: ProblemSchema, 404: ProblemSchema },
       },
     },
-    async (request) => {
-      const protocol = protocolOf((request.params as { protocolId: string }).protocolId);
+    async (request, reply) => {
+      const protocol = protocolOf(request.params.protocolId);
       const range = parseHistoryRange(request.query as HistoryQuery, new Date());
-      const points = await readThrough(historyCache, historyKey(protocol.id, range), () =>
-        deps.timeSeries.points({
-          protocol,
-          span: range.interval,
-          from: range.from,
-          to: range.to,
-        }),
-      );
-      return {
-        protocol: protocol.id,
-        interval: range.interval,
-        from: range.from.toISOString(),
-        to: range.to.toISOString(),
-        points: points.map((p) => ({ ...p, time: p.time.toISOString(), tvlUsd: p.tvlUsd ?? null })),
-      };
+      return cachedReply(reply, historyBodies, historyBodyKey(request.url, range), async () => {
+        const points = await readThrough(historyCache, historyKey(protocol.id, range), () =>
+          deps.timeSeries.points({ protocol, span: range.interval, from: range.from, to: range.to }),
+        );
+        return {
+          protocol: protocol.id,
+          interval: range.interval,
+          from: range.from.toISOString(),
+          to: range.to.toISOString(),
+          points: points.map((p) => ({ ...p, time: p.time.toISOString(), tvlUsd: p.tvlUsd ?? null })),
+        };
+      });
     },
   );
 }

@@ -1,8 +1,9 @@
 import type { Common } from "../../internal/common.ts";
 import { type GlobalCounts, getGlobalCounts } from "../../store/statsReads.ts";
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
-import { createHistoryCache, historyKey } from "../cache/historyCache.ts";
+import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { type HistoryQuery, HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
 import { ProblemSchema } from "../schemas/common.ts";
@@ -23,6 +24,7 @@ export function registerStatsRoutes(app: RouteApp, common: Common, deps: RouteDe
   const counts = createEventCache<GlobalCounts>(app, deps.events, { maxEntries: 1, emptiedBy: "any" });
   const indexerProgress = createIndexerProgress(app, deps);
   const historyCache = createHistoryCache(app, deps);
+  const historyBodies = createHistoryCache<Buffer>(app, deps);
 
   app.get(
     "/api/stats",
@@ -63,27 +65,29 @@ export function registerStatsRoutes(app: RouteApp, common: Common, deps: RouteDe
         response: { 200: GlobalHistorySchema, 400: ProblemSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const range = parseHistoryRange(request.query as HistoryQuery, new Date());
-      const points = await readThrough(historyCache, historyKey("", range), () =>
-        deps.timeSeries.points({
-          protocol: null,
-          span: range.interval,
-          from: range.from,
-          to: range.to,
-        }),
-      );
-      return {
-        interval: range.interval,
-        from: range.from.toISOString(),
-        to: range.to.toISOString(),
-        points: points.map((p) => ({
-          time: p.time.toISOString(),
-          transactionCount: p.transactionCount,
-          uniqueUsers: p.uniqueUsers,
-          volumeUsd: p.volumeUsd,
-        })),
-      };
+      return cachedReply(reply, historyBodies, historyBodyKey(request.url, range), async () => {
+        const points = await readThrough(historyCache, historyKey("", range), () =>
+          deps.timeSeries.points({
+            protocol: null,
+            span: range.interval,
+            from: range.from,
+            to: range.to,
+          }),
+        );
+        return {
+          interval: range.interval,
+          from: range.from.toISOString(),
+          to: range.to.toISOString(),
+          points: points.map((p) => ({
+            time: p.time.toISOString(),
+            transactionCount: p.transactionCount,
+            uniqueUsers: p.uniqueUsers,
+            volumeUsd: p.volumeUsd,
+          })),
+        };
+      });
     },
   );
 }
