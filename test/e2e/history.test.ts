@@ -303,6 +303,39 @@ describe("protocol and global history (SPEC §10.3)", () => {
     await expectAllBucketsOnChain(indexed);
   });
 
+  test("behavior: cached answers are dropped by the next stored transaction", async () => {
+    // The same app with the pipeline's events: history answers are cached until the next ingest event.
+    const cached = await buildApp(pipeline.common, {
+      database: db.database,
+      chain: pipeline.chain,
+      events: pipeline.broadcaster,
+      history: prices,
+      timeSeries: createTimeSeries(pipeline.common, {
+        db: db.database.db,
+        prices,
+        valueTransactions: createTransactionValuer(config, prices),
+        now: () => clock,
+      }),
+    });
+    try {
+      const url = `/api/stats/history?interval=day&from=${new Date(firstTime).toISOString()}&to=${Math.floor(clock.getTime() / 1000)}`;
+      const count = async () =>
+        ((await cached.inject({ method: "GET", url })).json() as HistoryBody).points.reduce(
+          (n, p) => n + p.transactionCount,
+          0,
+        );
+      const before = await count();
+      expect(await count()).toBe(before);
+      const d = chain.deployment;
+      const last = await client.getBlock();
+      await mineAt(Number(last.timestamp) + 60, [tokenTransfer(d, "DEMO", d.users[0]!, d.users[1]!, 1n)]);
+      await pipeline.catchUp();
+      expect(await count()).toBe(before + 1);
+    } finally {
+      await cached.close();
+    }
+  });
+
   test("behavior: a reorg that replaces the last bucket's transactions", async () => {
     const d = chain.deployment;
     const u = d.users;
