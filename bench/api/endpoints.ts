@@ -31,6 +31,8 @@ export type EndpointInputs = {
   addresses: readonly string[];
   /** page 10 of the busiest address's transactions, reached by following nextCursor (fewer on small data) */
   addressPage: { path: string; page: number };
+  /** `from` and `to` (unix seconds) spanning 1,000 hourly buckets up to the newest block */
+  historyRange: { from: number; to: number };
 };
 
 /**
@@ -88,6 +90,19 @@ export function apiEndpoints(inputs: EndpointInputs): Endpoint[] {
       ["demoswap", "demovault"].map((p) => `/api/protocol/${p}/stats`),
     ),
     listed("overview", "overview", ["/api/overview"]),
+    // bench/api.ts asks every history URL once first (timed): a bucket's volume is valued once, when first
+    // asked for, then served from history_volumes until something it depends on changes (docs/api.md).
+    listed(
+      "protocolHistory",
+      "protocol history, 1,000 hourly buckets",
+      ["demoswap", "demovault"].map(
+        (p) =>
+          `/api/protocol/${p}/history?interval=hour&from=${inputs.historyRange.from}&to=${inputs.historyRange.to}`,
+      ),
+    ),
+    listed("statsHistory", "global history, 1,000 hourly buckets", [
+      `/api/stats/history?interval=hour&from=${inputs.historyRange.from}&to=${inputs.historyRange.to}`,
+    ]),
     listed("stats", "global stats", ["/api/stats"]),
   ];
 }

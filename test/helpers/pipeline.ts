@@ -1,7 +1,7 @@
 import { type ChainClient, createChainClient } from "../../src/chain/createChainClient.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { createIndexer, type Indexer } from "../../src/indexer/createIndexer.ts";
-import { createLocalBroadcaster, type IngestEvent } from "../../src/ingest/broadcaster.ts";
+import { type Broadcaster, createLocalBroadcaster, type IngestEvent } from "../../src/ingest/broadcaster.ts";
 import { createIngest, type Ingest } from "../../src/ingest/createIngest.ts";
 import type { Common } from "../../src/internal/common.ts";
 import { createSilentLogger, type Logger } from "../../src/internal/logger.ts";
@@ -16,6 +16,8 @@ export type TestPipeline = {
   indexer: Indexer;
   /** every event the ingest pipeline broadcast, in order */
   events: IngestEvent[];
+  /** the pipeline's broadcaster, to give an app as `events` (its read caches are emptied by them) */
+  broadcaster: Broadcaster;
   /** run polling cycles until the indexer has reached the head it saw (at most `maxCycles`) */
   catchUp(maxCycles?: number): Promise<number>;
   close(): Promise<void>;
@@ -55,6 +57,7 @@ export async function createTestPipeline(options: {
     ingest,
     indexer,
     events,
+    broadcaster,
     async catchUp(maxCycles = 50) {
       for (let i = 0; i < maxCycles; i++) {
         const result = await indexer.runCycle();

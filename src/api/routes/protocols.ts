@@ -8,9 +8,13 @@ import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.t
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
+import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
+import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { ApiError } from "../errorRegistry.ts";
+import { type HistoryQuery, HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
 import { ListOffset, ProtocolTransactionsPageSchema } from "../schemas/address.ts";
 import { Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
+import { ProtocolHistorySchema } from "../schemas/history.ts";
 import { type ProtocolListJson, ProtocolListSchema } from "../schemas/protocol.ts";
 import { ProtocolStatsSchema } from "../schemas/stats.ts";
 import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";
@@ -30,13 +34,21 @@ const ProtocolParams = Type.Object({
  * and `GET /api/protocols` (an addition: the configured protocols, their contracts' names and tokens).
  * Counts come from the maintained `protocol_stats` row, USD figures from the USD statistics (`src/stats/`),
  * pages from the protocol's transaction index (their bodies cached until the next stored or removed
- * transaction when `deps.events` is given).
+ * transaction when `deps.events` is given). `/api/protocol/:protocolId/history` (SPEC §10.3) from the history
+ * roll-ups (`src/stats/createTimeSeries.ts`).
  */
 export function registerProtocolRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const db = deps.database.db;
   const protocols = new Map(common.config.protocols.map((p) => [p.id, p]));
   const tokens = tokensByAddress(common.config);
-  const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  // Transaction pages hold USD values at block time: price history changes empty them too.
+  const pages = createEventCache(app, deps.events, {
+    maxEntries: 1_000,
+    emptiedBy: "any",
+    alsoChangedBy: { notices: deps.changes, tables: PRICE_HISTORY_CHANGES },
+  });
+  const historyCache = createHistoryCache(app, deps);
+  const historyBodies = createHistoryCache<Buffer>(app, deps);
   const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
     maxEntries: 1_000,
     emptiedBy: "any",
@@ -132,7 +144,40 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
           ...args,
           actionType: query.actionType,
         });
-        return { protocol: protocol.id, ...transactionPage(rows, query.limit, tokens) };
+        return {
+          protocol: protocol.id,
+          ...(await transactionPage(rows, query.limit, tokens, deps.valueTransactions)),
+        };
+      });
+    },
+  );
+
+  app.get(
+    "/api/protocol/:protocolId/history",
+    {
+      schema: {
+        operationId: "getProtocolHistory",
+        summary: "Transactions, users, USD volume and TVL of one protocol per hour or day",
+        tags: ["protocols"],
+        params: ProtocolParams,
+        querystring: HistoryQuerySchema,
+        response: { 200: ProtocolHistorySchema, 400: ProblemSchema, 404: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const protocol = protocolOf(request.params.protocolId);
+      const range = parseHistoryRange(request.query as HistoryQuery, new Date());
+      return cachedReply(reply, historyBodies, historyBodyKey(request.url, range), async () => {
+        const points = await readThrough(historyCache, historyKey(protocol.id, range), () =>
+          deps.timeSeries.points({ protocol, span: range.interval, from: range.from, to: range.to }),
+        );
+        return {
+          protocol: protocol.id,
+          interval: range.interval,
+          from: range.from.toISOString(),
+          to: range.to.toISOString(),
+          points: points.map((p) => ({ ...p, time: p.time.toISOString(), tvlUsd: p.tvlUsd ?? null })),
+        };
       });
     },
   );
