@@ -5,11 +5,13 @@
  * DEMO token has 50,000 holders, through the store's own write path (`commitBatch`), checks that the
  * counters the triggers keep match the generator's account, starts the API (`buildApp`, listening on
  * 127.0.0.1) in this process with a stand-in JSON-RPC node in a child process, and measures each endpoint
- * with autocannon (50 connections, 10 s after a 2 s warm-up) run from another child process. A bare Fastify
- * route returning a constant body of a transaction's size and of a page's size, served by this process too,
- * gives the framework ceiling. Prints req/s, p50/p99 and PASS/MISS per target. See docs/performance.md.
+ * with autocannon (50 connections, 10 s after a 2 s warm-up) run from another child process. A bare
+ * `node:http` server and a bare Fastify route, each sending a real transaction's and a real page's bytes,
+ * served by this process too, give the socket's and the framework's ceilings. Prints req/s, p50/p99, the
+ * shares of both ceilings and PASS/MISS per target. See docs/performance.md.
  */
 import { mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { Session } from "node:inspector/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
@@ -163,8 +165,9 @@ async function main(): Promise<void> {
   cleanups.push(() => app.close());
   const origin = await app.listen({ host: "127.0.0.1", port: 0 });
 
-  // Inputs: hashes spread over the whole history, the busiest user's page 10, the 1,000 busiest users.
-  const hashes = e.hashes().filter((_, i) => i % 10 === 7);
+  // Inputs: 5,000 hashes spread over the whole history (their bodies fit the tx cache's 16 MiB), the busiest
+  // user's page 10, the 1,000 busiest users.
+  const hashes = e.hashes().filter((_, i) => i % 20 === 7);
   const busiest = e.busiest(1000, new Set(dataset.users));
   const top = busiest[0]!;
   const endpoints = apiEndpoints({
@@ -174,14 +177,28 @@ async function main(): Promise<void> {
     addressPage: await cursorPagePath(origin, top.address, 10),
   });
 
-  // The ceiling: the same process, a bare Fastify (no plugins, no schemas) sending a constant JSON body, a
-  // real response's bytes, serialized and encoded once (a Buffer, as the API's cached bodies are).
-  const txBody = Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`)));
-  const pageBody = Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")));
-  const ceilingApp = Fastify({ logger: false });
+  // The ceilings: the same process sending a real response's bytes, serialized and encoded once (a Buffer, as
+  // the API's cached bodies are), with the same Content-Type: from a bare `node:http` server (the socket's
+  // ceiling, what the targets are judged against) and from a bare Fastify (no plugins, no schemas).
+  const bodies = new Map([
+    ["/ceiling/tx", Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`)))],
+    ["/ceiling/page", Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")))],
+  ]);
   const json = "application/json; charset=utf-8";
-  ceilingApp.get("/ceiling/tx", (_request, reply) => reply.type(json).send(txBody));
-  ceilingApp.get("/ceiling/page", (_request, reply) => reply.type(json).send(pageBody));
+  const nodeServer = createServer((request, response) => {
+    const body = bodies.get(request.url ?? "");
+    if (!body) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": json, "content-length": body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => nodeServer.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise((resolve) => nodeServer.close(resolve)));
+  const nodeAddress = nodeServer.address();
+  const nodeOrigin = `http://127.0.0.1:${typeof nodeAddress === "object" && nodeAddress ? nodeAddress.port : 0}`;
+  const ceilingApp = Fastify({ logger: false });
+  for (const [path, body] of bodies) ceilingApp.get(path, (_request, reply) => reply.type(json).send(body));
   cleanups.push(() => ceilingApp.close());
   const ceilingOrigin = await ceilingApp.listen({ host: "127.0.0.1", port: 0 });
 
@@ -219,7 +236,7 @@ async function main(): Promise<void> {
       `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`,
     );
   };
-  for (const ep of ceilingEndpoints()) await measure(ep, ceilingOrigin);
+  for (const ep of ceilingEndpoints()) await measure(ep, ep.ceiling === "node" ? nodeOrigin : ceilingOrigin);
   for (const ep of selected) await measure(ep, origin);
 
   const verdicts = judge(measured);
@@ -245,6 +262,7 @@ async function main(): Promise<void> {
             label: v.measured.endpoint.label,
             ...v.measured.result,
             ratio: v.ratio,
+            fastifyRatio: v.fastifyRatio,
             status: v.status,
             misses: v.misses,
           })),

@@ -5,9 +5,11 @@ export type Measured = { endpoint: Endpoint; result: LoadResult };
 
 export type Verdict = {
   measured: Measured;
-  /** the ceiling of the most similar body size, and this endpoint's req/s as a share of it */
+  /** the bare `node:http` ceiling of the most similar body size, and this endpoint's req/s as a share of it */
   ceiling: Measured | null;
   ratio: number | null;
+  /** the same against the bare Fastify ceiling (information: what the framework itself costs) */
+  fastifyRatio: number | null;
   /** PASS, MISS (a target missed), ERROR (non-2xx answers or socket errors: the figures are not valid) */
   status: "PASS" | "MISS" | "ERROR" | "-";
   misses: string[];
@@ -23,30 +25,48 @@ function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | 
   return best;
 }
 
-/** Check every measured endpoint against its targets. */
+/** Check every measured endpoint against its targets (ratios against the `node:http` ceilings). */
 export function judge(all: readonly Measured[]): Verdict[] {
-  const ceilings = all.filter((m) => m.endpoint.ceiling);
+  const nodeCeilings = all.filter((m) => m.endpoint.ceiling === "node");
+  const fastifyCeilings = all.filter((m) => m.endpoint.ceiling === "fastify");
+  const share = (m: Measured, c: Measured | null) =>
+    c ? m.result.requestsPerSecond / c.result.requestsPerSecond : null;
   return all.map((m) => {
     const failed = m.result.non2xx > 0 || m.result.errors > 0 || m.result.requests === 0;
-    if (m.endpoint.ceiling)
-      return { measured: m, ceiling: null, ratio: null, status: failed ? "ERROR" : "-", misses: [] };
-    const ceiling = nearestCeiling(m, ceilings);
-    const ratio = ceiling ? m.result.requestsPerSecond / ceiling.result.requestsPerSecond : null;
+    if (m.endpoint.ceiling) {
+      const status = failed ? "ERROR" : "-";
+      return { measured: m, ceiling: null, ratio: null, fastifyRatio: null, status, misses: [] };
+    }
+    const ceiling = nearestCeiling(m, nodeCeilings);
+    const ratio = share(m, ceiling);
+    const fastifyRatio = share(m, nearestCeiling(m, fastifyCeilings));
     const misses: string[] = [];
     const { p99TargetMs, minCeilingRatio } = m.endpoint;
     if (p99TargetMs !== null && m.result.p99 > p99TargetMs)
       misses.push(`p99 ${m.result.p99} ms > ${p99TargetMs} ms`);
     if (minCeilingRatio !== null && ratio !== null && ratio < minCeilingRatio) {
-      misses.push(`${(ratio * 100).toFixed(0)}% of the ceiling < ${minCeilingRatio * 100}%`);
+      misses.push(`${(ratio * 100).toFixed(0)}% of the node:http ceiling < ${minCeilingRatio * 100}%`);
     }
     const status = failed ? "ERROR" : misses.length > 0 ? "MISS" : "PASS";
-    return { measured: m, ceiling, ratio, status, misses };
+    return { measured: m, ceiling, ratio, fastifyRatio, status, misses };
   });
 }
 
 /** The results table printed by `npm run bench:api` (markdown, so it can be pasted into the docs). */
 export function formatTable(verdicts: readonly Verdict[]): string {
-  const head = ["endpoint", "req/s", "p50 ms", "p99 ms", "max ms", "bytes", "vs ceiling", "target", "result"];
+  const head = [
+    "endpoint",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "max ms",
+    "bytes",
+    "vs node:http",
+    "vs Fastify",
+    "target",
+    "result",
+  ];
+  const percent = (ratio: number | null) => (ratio === null ? "-" : `${(ratio * 100).toFixed(0)}%`);
   const rows = verdicts.map((v) => {
     const r = v.measured.result;
     const e = v.measured.endpoint;
@@ -63,15 +83,16 @@ export function formatTable(verdicts: readonly Verdict[]): string {
       r.bytesPerResponse.toFixed(0),
       v.ratio === null
         ? "-"
-        : `${(v.ratio * 100).toFixed(0)}% (${v.ceiling?.endpoint.key === "ceilingTx" ? "tx" : "page"})`,
+        : `${percent(v.ratio)} (${v.ceiling?.endpoint.key === "ceilingNodeTx" ? "tx" : "page"})`,
+      percent(v.fastifyRatio),
       targets.join(", ") || "-",
       v.status,
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => (i === 0 || i >= 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (i === 0 || i >= 7 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+    `| ${cells.map((c, i) => (i === 0 || i >= 8 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 || i >= 8 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const notes = verdicts.flatMap((v) => {
     const r = v.measured.result;
     const out = v.misses.map((m) => `  MISS  ${v.measured.endpoint.label}: ${m}`);

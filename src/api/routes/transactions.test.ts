@@ -1,13 +1,16 @@
 import type { FastifyInstance } from "fastify";
+import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
 import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
-import { DEMO } from "../../decode/testRegistry.ts";
+import { DEMO, ROUTER, USDC } from "../../decode/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
-import { ALICE, swapTransaction } from "../../realtime/_test/fixtures.ts";
+import { ALICE, BOB, swapTransaction } from "../../realtime/_test/fixtures.ts";
 import { commitBatch, removeBlocks } from "../../store/ingestWrites.ts";
+import { getTransactionSummary } from "../../store/transactionSummaries.ts";
 import { buildApp } from "../buildApp.ts";
+import { toTransactionJson } from "../toTransactionJson.ts";
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
 const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
@@ -77,6 +80,57 @@ describe("response caches of the transaction routes (with events)", () => {
       expect(a.body).toBe(b.body);
     }
     expect((await cached.inject({ url: `/api/tx/${hash(9)}` })).statusCode).toBe(404);
+  });
+
+  test("default: the kept bytes are the Transaction freshly built from the stored rows, field by field (SPEC §4)", async () => {
+    const url = `/api/tx/${hash(2)}`;
+    await cached.inject({ url }); // built and kept
+    const hit = await cached.inject({ url });
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers["content-type"]).toBe("application/json; charset=utf-8");
+    const summary = await getTransactionSummary(tdb.database.db, hash(2));
+    const tokens = new Map([[DEMO as string, { symbol: "DEMO", decimals: 18 }]]) as never;
+    const fresh = toTransactionJson(summary!.tx, summary!.logs, summary!.transfers, tokens);
+    expect(hit.json()).toEqual(JSON.parse(JSON.stringify(fresh)));
+    expect(hit.json()).toEqual({
+      txHash: hash(2),
+      blockNumber: 2,
+      blockHash: blockHash(2),
+      transactionIndex: 0,
+      blockTimestamp: "2026-11-21T08:00:00.000Z",
+      fromAddress: getAddress(ALICE),
+      toAddress: getAddress(ROUTER),
+      contractAddress: null,
+      valueWei: "0",
+      gasUsed: "21000",
+      gasPrice: "1",
+      status: true,
+      protocol: "demoswap",
+      actionType: expect.any(String),
+      functionName: "swapExactTokensForTokens",
+      decodedData: { args: expect.any(Object), events: expect.any(Array) },
+      tokenTransfers: [
+        {
+          tokenAddress: getAddress(DEMO),
+          tokenSymbol: "DEMO",
+          fromAddress: getAddress(ALICE),
+          toAddress: getAddress(ROUTER),
+          amount: (10n ** 18n).toString(),
+          decimals: 18,
+          logIndex: 0,
+        },
+        {
+          tokenAddress: getAddress(USDC),
+          tokenSymbol: "",
+          fromAddress: getAddress(ROUTER),
+          toAddress: getAddress(BOB),
+          amount: "2000000",
+          decimals: 18,
+          logIndex: 1,
+        },
+      ],
+      source: "poll",
+    });
   });
 
   test("behavior: recent lists are kept until a transaction is stored", async () => {

@@ -12,16 +12,32 @@ import { TransactionSchema } from "../schemas/transaction.ts";
 import { toTransactionJson } from "../toTransactionJson.ts";
 
 /**
+ * Bytes of transaction bodies kept by `GET /api/tx/:hash`, least recently used dropped first: about 8,000
+ * transactions of 2 KB. A body is built once per transaction and kept, not rebuilt per request.
+ */
+export const TX_CACHE_BYTES = 16 * 2 ** 20;
+/** Bytes of recent-transaction lists kept (a page of 100 is about 200 KB; 25, the default, about 50 KB). */
+export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
+
+/**
  * `GET /api/tx/:hash` and `GET /api/transactions/recent` (SPEC §4 rows 5 and 6). With `deps.events`, their
  * serialized bodies are cached until an event changes them: a transaction's until a reorg removes one (a
  * stored transaction never changes otherwise; a 404 is never cached), the recent lists until any stored or
- * removed transaction.
+ * removed transaction. Both caches are bounded in bytes (docs/performance.md, "Caches and read paths").
  */
 export function registerTransactionRoutes(app: RouteApp, common: Common, deps: AppDeps) {
   const tokens = tokensByAddress(common.config);
   const db = deps.database.db;
-  const byHash = createEventCache(app, deps.events, { maxEntries: 10_000, emptiedBy: "removed" });
-  const recent = createEventCache(app, deps.events, { maxEntries: 100, emptiedBy: "any" });
+  const byHash = createEventCache(app, deps.events, {
+    maxEntries: 100_000,
+    maxBytes: TX_CACHE_BYTES,
+    emptiedBy: "removed",
+  });
+  const recent = createEventCache(app, deps.events, {
+    maxEntries: 100,
+    maxBytes: RECENT_CACHE_BYTES,
+    emptiedBy: "any",
+  });
 
   app.get(
     "/api/tx/:hash",
