@@ -28,7 +28,7 @@ import { tuneV8 } from "../src/internal/tuneV8.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
 import { apiBenchConfig, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
-import { formatTable, judge, type Measured } from "./api/apiReport.ts";
+import { formatTable, judge, type Measured, type ServerResult } from "./api/apiReport.ts";
 import { type BenchDatabase, openBenchDatabase } from "./api/benchDatabase.ts";
 import { caughtUpIndexer } from "./api/caughtUpIndexer.ts";
 import { type Child, runningChildren, startChild } from "./api/children.ts";
@@ -224,16 +224,25 @@ async function main(): Promise<void> {
       warmupRequests: endpoint.warmFullRotation ? endpoint.paths.length : 0,
     };
     const profiler = args.profileDir ? await startProfiler() : null;
-    const result = await load.ask<LoadResult & { error?: string }>(request);
+    const cpuBefore = process.cpuUsage();
+    const answer = await load.ask<LoadResult & { error?: string }>(request);
+    const cpu = process.cpuUsage(cpuBefore);
+    // The server's CPU time (this process, every thread) per request answered, warm-up included: unlike
+    // req/s, it does not depend on whether the load generator or the server is the one short of a core.
+    const result: ServerResult = {
+      ...answer,
+      cpuMicrosPerRequest: answer.allRequests > 0 ? (cpu.user + cpu.system) / answer.allRequests : 0,
+    };
     if (profiler && args.profileDir) {
       const file = join(args.profileDir, `${endpoint.key}.cpuprofile`);
       await mkdir(args.profileDir, { recursive: true });
       await writeFile(file, JSON.stringify(await profiler.stop()));
     }
-    if (result.error) throw new Error(`autocannon failed on ${endpoint.label}: ${result.error}`);
+    if (answer.error) throw new Error(`autocannon failed on ${endpoint.label}: ${answer.error}`);
     measured.push({ endpoint, result });
     out(
-      `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`,
+      `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
+        `server CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/request`,
     );
   };
   for (const ep of ceilingEndpoints()) await measure(ep, ep.ceiling === "node" ? nodeOrigin : ceilingOrigin);
@@ -263,6 +272,7 @@ async function main(): Promise<void> {
             ...v.measured.result,
             ratio: v.ratio,
             fastifyRatio: v.fastifyRatio,
+            cpuRatio: v.cpuRatio,
             status: v.status,
             misses: v.misses,
           })),

@@ -1,7 +1,10 @@
 import type { Endpoint } from "./endpoints.ts";
 import type { LoadResult } from "./loadWorker.ts";
 
-export type Measured = { endpoint: Endpoint; result: LoadResult };
+/** What the load worker measured, with the server's CPU time per request (µs, this process, warm-up included). */
+export type ServerResult = LoadResult & { cpuMicrosPerRequest: number };
+
+export type Measured = { endpoint: Endpoint; result: ServerResult };
 
 export type Verdict = {
   measured: Measured;
@@ -10,6 +13,11 @@ export type Verdict = {
   ratio: number | null;
   /** the same against the bare Fastify ceiling (information: what the framework itself costs) */
   fastifyRatio: number | null;
+  /**
+   * the `node:http` ceiling's server CPU per request over this endpoint's (information): the req/s a server
+   * with a core of its own would reach, as a share of the ceiling's
+   */
+  cpuRatio: number | null;
   /** PASS, MISS (a target missed), ERROR (non-2xx answers or socket errors: the figures are not valid) */
   status: "PASS" | "MISS" | "ERROR" | "-";
   misses: string[];
@@ -35,11 +43,23 @@ export function judge(all: readonly Measured[]): Verdict[] {
     const failed = m.result.non2xx > 0 || m.result.errors > 0 || m.result.requests === 0;
     if (m.endpoint.ceiling) {
       const status = failed ? "ERROR" : "-";
-      return { measured: m, ceiling: null, ratio: null, fastifyRatio: null, status, misses: [] };
+      return {
+        measured: m,
+        ceiling: null,
+        ratio: null,
+        fastifyRatio: null,
+        cpuRatio: null,
+        status,
+        misses: [],
+      };
     }
     const ceiling = nearestCeiling(m, nodeCeilings);
     const ratio = share(m, ceiling);
     const fastifyRatio = share(m, nearestCeiling(m, fastifyCeilings));
+    const cpuRatio =
+      ceiling && m.result.cpuMicrosPerRequest > 0
+        ? ceiling.result.cpuMicrosPerRequest / m.result.cpuMicrosPerRequest
+        : null;
     const misses: string[] = [];
     const { p99TargetMs, minCeilingRatio } = m.endpoint;
     if (p99TargetMs !== null && m.result.p99 > p99TargetMs)
@@ -48,7 +68,7 @@ export function judge(all: readonly Measured[]): Verdict[] {
       misses.push(`${(ratio * 100).toFixed(0)}% of the node:http ceiling < ${minCeilingRatio * 100}%`);
     }
     const status = failed ? "ERROR" : misses.length > 0 ? "MISS" : "PASS";
-    return { measured: m, ceiling, ratio, fastifyRatio, status, misses };
+    return { measured: m, ceiling, ratio, fastifyRatio, cpuRatio, status, misses };
   });
 }
 
@@ -63,6 +83,8 @@ export function formatTable(verdicts: readonly Verdict[]): string {
     "bytes",
     "vs node:http",
     "vs Fastify",
+    "CPU µs/req",
+    "CPU vs node:http",
     "target",
     "result",
   ];
@@ -85,14 +107,16 @@ export function formatTable(verdicts: readonly Verdict[]): string {
         ? "-"
         : `${percent(v.ratio)} (${v.ceiling?.endpoint.key === "ceilingNodeTx" ? "tx" : "page"})`,
       percent(v.fastifyRatio),
+      r.cpuMicrosPerRequest.toFixed(1),
+      percent(v.cpuRatio),
       targets.join(", ") || "-",
       v.status,
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => (i === 0 || i >= 8 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (i === 0 || i >= 8 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+    `| ${cells.map((c, i) => (i === 0 || i >= 10 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 || i >= 10 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const notes = verdicts.flatMap((v) => {
     const r = v.measured.result;
     const out = v.misses.map((m) => `  MISS  ${v.measured.endpoint.label}: ${m}`);

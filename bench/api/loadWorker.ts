@@ -29,6 +29,8 @@ export type LoadResult = {
   /** mean response body bytes */
   bytesPerResponse: number;
   requests: number;
+  /** requests of the warm-up and the measurement together (what the server's CPU time is divided by) */
+  allRequests: number;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -57,8 +59,11 @@ function run(
 }
 
 async function measure(request: LoadRequest): Promise<LoadResult> {
-  if (request.warmupSeconds > 0) await run(request, { seconds: request.warmupSeconds });
-  if (request.warmupRequests > 0) await run(request, { amount: request.warmupRequests });
+  let warmup = 0;
+  if (request.warmupSeconds > 0)
+    warmup += (await run(request, { seconds: request.warmupSeconds })).requests.total;
+  if (request.warmupRequests > 0)
+    warmup += (await run(request, { amount: request.warmupRequests })).requests.total;
   const r = await run(request, { seconds: request.seconds });
   const requests = r.requests.total;
   return {
@@ -70,6 +75,7 @@ async function measure(request: LoadRequest): Promise<LoadResult> {
     max: r.latency.max,
     bytesPerResponse: requests > 0 ? r.throughput.total / requests : 0,
     requests,
+    allRequests: warmup + requests,
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
