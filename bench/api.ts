@@ -28,7 +28,7 @@ import { tuneV8 } from "../src/internal/tuneV8.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
 import { apiBenchConfig, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
-import { formatTable, judge, type Measured, type ServerResult } from "./api/apiReport.ts";
+import { formatTable, judge, type Measured, medianOfRounds, type ServerResult } from "./api/apiReport.ts";
 import { type BenchDatabase, openBenchDatabase } from "./api/benchDatabase.ts";
 import { caughtUpIndexer } from "./api/caughtUpIndexer.ts";
 import { type Child, runningChildren, startChild } from "./api/children.ts";
@@ -209,9 +209,9 @@ async function main(): Promise<void> {
   await load.next();
   out(
     `\nload: autocannon in a child process (pid ${load.pid}), ${args.connections} connections, ` +
-      `${args.warmupSeconds} s warm-up + ${args.seconds} s per endpoint; server: this process (pid ${process.pid})`,
+      `${args.warmupSeconds} s warm-up + ${args.seconds} s per endpoint, ${args.rounds} round(s); server: this process (pid ${process.pid})`,
   );
-  const measured: Measured[] = [];
+  const rounds: Measured[][] = [];
   let id = 0;
   const measure = async (endpoint: Endpoint, at: string) => {
     const request: LoadRequest = {
@@ -239,16 +239,23 @@ async function main(): Promise<void> {
       await writeFile(file, JSON.stringify(await profiler.stop()));
     }
     if (answer.error) throw new Error(`autocannon failed on ${endpoint.label}: ${answer.error}`);
-    measured.push({ endpoint, result });
+    rounds.at(-1)!.push({ endpoint, result });
     out(
       `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
         `server CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/request`,
     );
   };
-  for (const ep of ceilingEndpoints()) await measure(ep, ep.ceiling === "node" ? nodeOrigin : ceilingOrigin);
-  for (const ep of selected) await measure(ep, origin);
+  // Each round measures the ceilings, then the endpoints: figures are the median of the rounds, so a burst of
+  // load from elsewhere on the machine during one measurement does not decide a ratio.
+  for (let round = 1; round <= args.rounds; round++) {
+    if (args.rounds > 1) out(` round ${round} of ${args.rounds}`);
+    rounds.push([]);
+    for (const ep of ceilingEndpoints())
+      await measure(ep, ep.ceiling === "node" ? nodeOrigin : ceilingOrigin);
+    for (const ep of selected) await measure(ep, origin);
+  }
 
-  const verdicts = judge(measured);
+  const verdicts = judge(medianOfRounds(rounds));
   out(`\n${formatTable(verdicts)}`);
   const machine = `${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
   out(

@@ -23,6 +23,44 @@ export type Verdict = {
   misses: string[];
 };
 
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/**
+ * One measurement per endpoint from several rounds of the same endpoints: the median of each rate, latency
+ * and CPU figure (the worst `max`), and the sums of the counts, so an error in any round is still an error.
+ */
+export function medianOfRounds(rounds: readonly (readonly Measured[])[]): Measured[] {
+  return (rounds[0] ?? []).map(({ endpoint }) => {
+    const results = rounds
+      .flatMap((round) => round.filter((m) => m.endpoint.key === endpoint.key))
+      .map((m) => m.result);
+    const mid = (pick: (r: ServerResult) => number) => median(results.map(pick));
+    const sum = (pick: (r: ServerResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+    return {
+      endpoint,
+      result: {
+        id: results[0]!.id,
+        requestsPerSecond: mid((r) => r.requestsPerSecond),
+        p50: mid((r) => r.p50),
+        p90: mid((r) => r.p90),
+        p99: mid((r) => r.p99),
+        max: Math.max(...results.map((r) => r.max)),
+        bytesPerResponse: mid((r) => r.bytesPerResponse),
+        requests: sum((r) => r.requests),
+        allRequests: sum((r) => r.allRequests),
+        non2xx: sum((r) => r.non2xx),
+        errors: sum((r) => r.errors),
+        timeouts: sum((r) => r.timeouts),
+        cpuMicrosPerRequest: mid((r) => r.cpuMicrosPerRequest),
+      },
+    };
+  });
+}
+
 /** The ceiling whose mean response size is closest to `m`'s (on a log scale). */
 function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | null {
   let best: Measured | null = null;
