@@ -1,7 +1,7 @@
 import type { Endpoint } from "./endpoints.ts";
 import type { LoadResult } from "./loadWorker.ts";
 
-/** What the load worker measured, with the server's CPU time per request (µs, this process, warm-up included). */
+/** What the load worker measured, with the server's CPU time per request (µs, this process, warm-up excluded). */
 export type ServerResult = LoadResult & { cpuMicrosPerRequest: number };
 
 export type Measured = { endpoint: Endpoint; result: ServerResult };
@@ -51,7 +51,6 @@ export function medianOfRounds(rounds: readonly (readonly Measured[])[]): Measur
         max: Math.max(...results.map((r) => r.max)),
         bytesPerResponse: mid((r) => r.bytesPerResponse),
         requests: sum((r) => r.requests),
-        allRequests: sum((r) => r.allRequests),
         non2xx: sum((r) => r.non2xx),
         errors: sum((r) => r.errors),
         timeouts: sum((r) => r.timeouts),

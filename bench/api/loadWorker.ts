@@ -1,7 +1,8 @@
 /**
  * The load generator of `npm run bench:api`, in a process of its own so that autocannon's work is not done
  * on the event loop of the server it measures (the two still share the machine's cores). The parent sends
- * one `LoadRequest` at a time over IPC and gets a `LoadResult` back.
+ * one `LoadRequest` at a time over IPC and gets `{ measuring: true }` when the warm-up is over, then a
+ * `LoadResult` (or `{ error }` alone).
  */
 import autocannon from "autocannon";
 
@@ -29,8 +30,6 @@ export type LoadResult = {
   /** mean response body bytes */
   bytesPerResponse: number;
   requests: number;
-  /** requests of the warm-up and the measurement together (what the server's CPU time is divided by) */
-  allRequests: number;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -59,11 +58,9 @@ function run(
 }
 
 async function measure(request: LoadRequest): Promise<LoadResult> {
-  let warmup = 0;
-  if (request.warmupSeconds > 0)
-    warmup += (await run(request, { seconds: request.warmupSeconds })).requests.total;
-  if (request.warmupRequests > 0)
-    warmup += (await run(request, { amount: request.warmupRequests })).requests.total;
+  if (request.warmupSeconds > 0) await run(request, { seconds: request.warmupSeconds });
+  if (request.warmupRequests > 0) await run(request, { amount: request.warmupRequests });
+  process.send?.({ id: request.id, measuring: true }); // the server's CPU is counted from here
   const r = await run(request, { seconds: request.seconds });
   const requests = r.requests.total;
   return {
@@ -75,7 +72,6 @@ async function measure(request: LoadRequest): Promise<LoadResult> {
     max: r.latency.max,
     bytesPerResponse: requests > 0 ? r.throughput.total / requests : 0,
     requests,
-    allRequests: warmup + requests,
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
