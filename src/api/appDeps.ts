@@ -8,6 +8,8 @@ import type {
 } from "fastify";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { PriceEngine } from "../prices/createPriceEngine.ts";
+import type { PriceHistory } from "../prices/createPriceHistory.ts";
+import type { TransactionValuer } from "../prices/transactionValues.ts";
 import type { Hub, HubSource } from "../realtime/createHub.ts";
 import type { UsdStats } from "../stats/createUsdStats.ts";
 import type { ChangeNotices } from "../store/changeNotices.ts";
@@ -49,6 +51,8 @@ export type AppDeps = {
   writerLock?: Pick<WriterLock, "status">;
   /** the price engine (in one process, the one the indexer's price refresh uses); built when absent */
   prices?: PriceEngine;
+  /** prices at past times (SPEC §10.1), behind transaction values and price history; built when absent */
+  history?: PriceHistory;
   /** the USD statistics behind protocol stats, overview and /api/stats; built when absent */
   usdStats?: UsdStats;
   /**
@@ -61,11 +65,17 @@ export type AppDeps = {
 };
 
 /**
- * What route modules receive: the app's deps with the price engine and the USD statistics filled in, and the
- * one reader of live balances and code that the address view and the search share (so one address is
- * cached once).
+ * What route modules receive: the app's deps with the price engine, the price history, the transaction
+ * valuer (USD at block time, SPEC §10.2) and the USD statistics filled in, and the one reader of live
+ * balances and code that the address view and the search share (so one address is cached once).
  */
-export type RouteDeps = AppDeps & { prices: PriceEngine; usdStats: UsdStats; accounts: AccountReader };
+export type RouteDeps = AppDeps & {
+  prices: PriceEngine;
+  history: PriceHistory;
+  valueTransactions: TransactionValuer;
+  usdStats: UsdStats;
+  accounts: AccountReader;
+};
 
 export const BODY_LIMIT = 1024 * 1024;
 

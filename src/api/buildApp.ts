@@ -2,6 +2,8 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Common } from "../internal/common.ts";
 import { createPriceEngine } from "../prices/createPriceEngine.ts";
+import { createPriceHistory } from "../prices/createPriceHistory.ts";
+import { createTransactionValuer } from "../prices/transactionValues.ts";
 import { createUsdStats } from "../stats/createUsdStats.ts";
 import { listenForChanges } from "../store/changeNotices.ts";
 import { type AppDeps, BODY_LIMIT, type RouteDeps } from "./appDeps.ts";
@@ -12,6 +14,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } fro
 import { registerAddressRoutes } from "./routes/address.ts";
 import { registerOpsRoutes } from "./routes/ops.ts";
 import { registerOverviewRoutes } from "./routes/overview.ts";
+import { registerPriceHistoryRoutes } from "./routes/priceHistory.ts";
 import { registerProtocolRoutes } from "./routes/protocols.ts";
 import { registerSearchRoutes } from "./routes/search.ts";
 import { registerStatsRoutes } from "./routes/stats.ts";
@@ -44,6 +47,8 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
 
   const prices = deps.prices ?? createPriceEngine(common, { chain: deps.chain, db: deps.database.db });
   const usdStats = deps.usdStats ?? createUsdStats(common, { db: deps.database.db, prices });
+  const history = deps.history ?? createPriceHistory(common, { db: deps.database.db, chain: deps.chain });
+  const valueTransactions = createTransactionValuer(common.config, history);
   // Caches exist only with events; those built from balances or the cursor also need the change notices.
   let changes = deps.changes;
   if (deps.events && !changes) {
@@ -52,21 +57,30 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
     changes = own;
   }
   const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
-  const routeDeps: RouteDeps = { ...deps, prices, usdStats, accounts, ...(changes ? { changes } : {}) };
+  const routeDeps: RouteDeps = {
+    ...deps,
+    prices,
+    history,
+    valueTransactions,
+    usdStats,
+    accounts,
+    ...(changes ? { changes } : {}),
+  };
 
   registerProblemHandler(app);
   await registerHttpPlugins(app, common);
   registerWebApp(app, common, deps.webRoot ? { root: deps.webRoot } : {});
   registerOpsRoutes(app, common, deps);
-  registerTransactionRoutes(app, common, deps);
+  registerTransactionRoutes(app, common, routeDeps);
   registerStatsRoutes(app, common, routeDeps);
   registerProtocolRoutes(app, common, routeDeps);
   registerOverviewRoutes(app, common, routeDeps);
   registerSearchRoutes(app, common, routeDeps);
   registerAddressRoutes(app, common, routeDeps);
   registerTokenRoutes(app, common, routeDeps);
+  registerPriceHistoryRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);
-  registerTrackTxRoutes(app, common, deps);
+  registerTrackTxRoutes(app, common, routeDeps);
   await registerWebSocketRoute(app, common, deps);
   return app;
 }

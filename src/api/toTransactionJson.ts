@@ -1,6 +1,12 @@
 import { getAddress } from "viem";
 import type { Address, Config, TokenConfig } from "../config/schema.ts";
 import { tokensByAddress } from "../config/tokensByAddress.ts";
+import {
+  NO_VALUE,
+  type TransactionValue,
+  type TransactionValuer,
+  type TransferToValue,
+} from "../prices/transactionValues.ts";
 import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
 import type { TransactionJson } from "./schemas/transaction.ts";
 
@@ -15,13 +21,15 @@ type TransferRow = Pick<
 /**
  * Row -> API JSON for the Transaction resource (SPEC §4), the one place that shape is built: the HTTP
  * routes and the WebSocket broadcasts both use it. Addresses leave EIP-55, hashes lowercase, uint256 as
- * decimal strings, times as ISO with milliseconds.
+ * decimal strings, times as ISO with milliseconds. `value` is the transaction's USD value at its block time
+ * and its transfers' (prices/transactionValues.ts; `NO_VALUE` when not valued).
  */
 export function toTransactionJson(
   tx: TxRow | (typeof transactions.$inferInsert & { source: string }),
   logRows: readonly LogRow[],
   transferRows: readonly TransferRow[],
   tokens: ReadonlyMap<string, TokenConfig>,
+  value: TransactionValue,
 ): TransactionJson {
   return {
     txHash: tx.hash,
@@ -63,8 +71,10 @@ export function toTransactionJson(
           amount: t.amount.toString(),
           decimals: token?.decimals ?? 18,
           logIndex: t.logIndex,
+          valueUsd: value.transfers.get(t.logIndex) ?? null,
         };
       }),
+    valueUsd: value.valueUsd,
     source: tx.source,
   };
 }
@@ -91,7 +101,8 @@ export function checksum(address: string): string {
 
 /**
  * `toTransactionJson` with the configured tokens bound: what the WebSocket hub and the PostgreSQL fan-out are
- * given (realtime/serverMessages.ts `TransactionJsonOf`), so a broadcast carries the JSON of `GET /api/tx/:hash`.
+ * given (realtime/serverMessages.ts `TransactionJsonOf`), so a broadcast carries the JSON of `GET /api/tx/:hash`,
+ * with `value` its USD values at block time (`NO_VALUE` when not valued).
  */
 export function transactionJsonOf(
   config: Pick<Config, "tokens">,
@@ -99,7 +110,41 @@ export function transactionJsonOf(
   tx: TxRow | (typeof transactions.$inferInsert & { source: string }),
   logRows: readonly LogRow[],
   transferRows: readonly TransferRow[],
+  value?: TransactionValue,
 ) => TransactionJson {
   const tokens = tokensByAddress(config);
-  return (tx, logRows, transferRows) => toTransactionJson(tx, logRows, transferRows, tokens);
+  return (tx, logRows, transferRows, value = NO_VALUE) =>
+    toTransactionJson(tx, logRows, transferRows, tokens, value);
+}
+
+/** A stored transaction with its logs and transfers, as the store's summaries and the ingest details hold them. */
+export type TransactionRows = {
+  tx: Parameters<typeof toTransactionJson>[0];
+  logs: readonly LogRow[];
+  transfers: readonly TransferRow[];
+};
+
+/**
+ * Several transactions as JSON, valued at their block times with one call of `value` for them all (a page of
+ * 100 transactions costs a few statements, not one per transfer).
+ */
+export async function toTransactionsJson(
+  rows: readonly TransactionRows[],
+  tokens: ReadonlyMap<string, TokenConfig>,
+  value: TransactionValuer,
+): Promise<TransactionJson[]> {
+  const values = await value(rows.map((r) => ({ tx: r.tx, transfers: r.transfers.map(toValued) })));
+  return rows.map((r) =>
+    toTransactionJson(r.tx, r.logs, r.transfers, tokens, values.get(r.tx.hash) ?? NO_VALUE),
+  );
+}
+
+function toValued(t: TransferRow): TransferToValue {
+  return {
+    logIndex: t.logIndex,
+    tokenAddress: t.tokenAddress,
+    fromAddress: t.fromAddress,
+    toAddress: t.toAddress,
+    amount: t.amount,
+  };
 }

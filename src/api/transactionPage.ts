@@ -1,10 +1,11 @@
 import type { TokenConfig } from "../config/schema.ts";
+import type { TransactionValuer } from "../prices/transactionValues.ts";
 import type { TransactionPosition } from "../store/protocolReads.ts";
 import type { TransactionSummary } from "../store/transactionSummaries.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { ApiError } from "./errorRegistry.ts";
 import type { TransactionJson } from "./schemas/transaction.ts";
-import { toTransactionJson } from "./toTransactionJson.ts";
+import { toTransactionsJson } from "./toTransactionJson.ts";
 
 /** `limit`, `offset` and `cursor` of a transaction list, as validated by its querystring schema. */
 export type TransactionPageQuery = {
@@ -34,16 +35,20 @@ export function transactionPageArgs(query: TransactionPageQuery): TransactionPag
   };
 }
 
-/** The page as served: at most `limit` transactions, and the cursor of the next page (null on the last). */
-export function transactionPage(
+/**
+ * The page as served: at most `limit` transactions valued at block time, and the cursor of the next page
+ * (null on the last).
+ */
+export async function transactionPage(
   rows: readonly TransactionSummary[],
   limit: number,
   tokens: ReadonlyMap<string, TokenConfig>,
-): { transactions: TransactionJson[]; nextCursor: string | null } {
+  value: TransactionValuer,
+): Promise<{ transactions: TransactionJson[]; nextCursor: string | null }> {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
-    transactions: page.map((d) => toTransactionJson(d.tx, d.logs, d.transfers, tokens)),
+    transactions: await toTransactionsJson(page, tokens, value),
     nextCursor:
       rows.length > limit && last
         ? encodeCursor({ blockNumber: last.tx.blockNumber, index: last.tx.transactionIndex })

@@ -4,6 +4,7 @@ import type { Broadcaster } from "../ingest/broadcaster.ts";
 import type { Ingest } from "../ingest/createIngest.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
+import { createPriceBackfill, type PriceBackfill } from "../prices/createPriceBackfill.ts";
 import type { PriceEngine } from "../prices/createPriceEngine.ts";
 import { createPriceRefresher, type PriceRefresher } from "../prices/createPriceRefresher.ts";
 import type { Database } from "../store/createDatabase.ts";
@@ -22,8 +23,8 @@ const TABLE_MAINTENANCE_EVERY_MS = 30_000;
 
 /**
  * Everything that writes on its own initiative, run by the one active writer (SPEC §9): the polling
- * indexer, the webhook inbox worker, the track-tx watcher, the price refresh (when a price engine is given)
- * and the housekeeping: on PostgreSQL the outbox pruning, on PGlite the table maintenance its missing
+ * indexer, the webhook inbox worker, the track-tx watcher, the price refresh and the api price backfill
+ * (when a price engine is given) and the housekeeping: on PostgreSQL the outbox pruning, on PGlite the table maintenance its missing
  * autovacuum would do. `start` builds fresh instances each time (each subsystem's `stop` is final), so a
  * process that loses the writer lock and wins it again starts over from the committed state.
  */
@@ -45,6 +46,7 @@ type Running = {
   inboxWorker: InboxWorker;
   trackWatcher: TrackWatcher;
   priceRefresher: PriceRefresher | null;
+  priceBackfill: PriceBackfill | null;
   housekeeping: { stop(): Promise<void> };
 };
 
@@ -91,15 +93,18 @@ export function createWriters(
       events: deps.events,
     });
     const priceRefresher = deps.prices ? createPriceRefresher(common, { prices: deps.prices }) : null;
+    // Hourly api-tier price history for the indexed range (SPEC §10.1), when a price API is configured.
+    const priceBackfill = deps.prices ? createPriceBackfill(common, { db }) : null;
     const housekeeping =
       deps.database.kind === "postgres"
         ? startPruner(common, deps.database)
         : startTableMaintenance(common, deps.database);
-    running = { indexer, inboxWorker, trackWatcher, priceRefresher, housekeeping };
+    running = { indexer, inboxWorker, trackWatcher, priceRefresher, priceBackfill, housekeeping };
     indexer.start();
     inboxWorker.start();
     trackWatcher.start();
     priceRefresher?.start();
+    priceBackfill?.start();
   };
 
   const stop = async () => {
@@ -112,6 +117,7 @@ export function createWriters(
       current.inboxWorker.stop(),
       current.trackWatcher.stop(),
       current.priceRefresher?.stop(),
+      current.priceBackfill?.stop(),
       current.housekeeping.stop(),
     ]);
     // A standby reports no progress of its own: stale values would keep lag alerts firing (or silent).

@@ -15,9 +15,12 @@ import { createMetrics } from "../internal/metrics.ts";
 import { CODE } from "../internal/repoRoot.ts";
 import { createShutdown } from "../internal/shutdown.ts";
 import { createPriceEngine } from "../prices/createPriceEngine.ts";
+import { createPriceHistory } from "../prices/createPriceHistory.ts";
 import type { PriceRefresher } from "../prices/createPriceRefresher.ts";
+import { createTransactionValuer } from "../prices/transactionValues.ts";
 import { createHub, type HubSource } from "../realtime/createHub.ts";
 import { createPgFanout } from "../realtime/createPgFanout.ts";
+import { valueEvents } from "../realtime/valueEvents.ts";
 import { createDatabase, type Database } from "../store/createDatabase.ts";
 import { createWriterLock, type WriterLock } from "../store/createWriterLock.ts";
 import { migrate } from "../store/migrate.ts";
@@ -125,6 +128,9 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     // One price engine per process: the API reads it, and the active writer refreshes every tracked token's
     // price every prices.cacheSeconds so the prices table stays warm for every replica.
     const prices = createPriceEngine(common, { chain, db: database.db });
+    // Prices at past times: transaction values at block time in the API and the WebSocket (SPEC §10.2).
+    const history = createPriceHistory(common, { db: database.db, chain });
+    const valueTransactions = createTransactionValuer(config, history);
 
     // Webhook deliveries stored by the API are ingested by the writers; in one process the route wakes them.
     const inboxSignal = createInboxSignal();
@@ -179,13 +185,14 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       const transactionJson = transactionJsonOf(config);
       let source: HubSource = broadcaster;
       if (postgres) {
-        const fanout = createPgFanout(common, { database: postgres, transactionJson });
+        const fanout = createPgFanout(common, { database: postgres, transactionJson, valueTransactions });
         shutdown.add(() => fanout.stop());
         await fanout.start();
         source = fanout;
       }
       // The hub is stopped after the app has closed its sockets with 1001 (shutdown runs in reverse order).
-      const hub = createHub(common, { source, transactionJson });
+      const valued = valueEvents(source, { transactionJson, value: valueTransactions, logger });
+      const hub = createHub(common, { source: valued, transactionJson });
       hub.start();
       shutdown.add(() => hub.stop());
       app = await buildApp(common, {
@@ -195,6 +202,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
         events: source,
         tracker: createTracker(common, { db: database.db, ingest }),
         prices,
+        history,
         ...(writers ? { indexerStatus: writers.indexerStatus, inboxSignal } : {}),
         ...(writerLock ? { writerLock } : {}),
       });

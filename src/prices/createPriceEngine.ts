@@ -3,6 +3,7 @@ import { tokensByAddress } from "../config/tokensByAddress.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
+import { insertPricePoints } from "../store/priceHistoryReads.ts";
 import { getStoredPrices, type PriceRow, upsertPrices } from "../store/priceStore.ts";
 import { type ApiTier, createApiTier } from "./createApiTier.ts";
 import { type PoolReading, poolPrice, readPool } from "./dexTier.ts";
@@ -53,7 +54,8 @@ const MAX_ENTRIES = 10_000;
  * The price engine (SPEC §6). How it keeps upstream calls down:
  *
  * - **Cache.** A lookup's result (a price, or null) is kept in memory for `prices.cacheSeconds`, and every
- *   price found is written to the `prices` table with the time it was fetched. A miss in memory reads the
+ *   price found is written to the `prices` table with the time it was fetched, and recorded in the price
+ *   history with its tier and time (SPEC §10.1). A miss in memory reads the
  *   table first: a price another replica (or the indexer's refresh) fetched less than `cacheSeconds` ago is
  *   used without asking anyone.
  * - **One lookup per token in flight.** A token being looked up is joined, not looked up again.
@@ -212,7 +214,20 @@ export function createPriceEngine(common: Common, deps: PriceEngineDeps): PriceE
     }
     if (rows.length > 0) {
       try {
-        await upsertPrices(deps.db, rows);
+        // The current price, and the same point in the history (SPEC §10.1: every resolved price is recorded).
+        await Promise.all([
+          upsertPrices(deps.db, rows),
+          insertPricePoints(
+            deps.db,
+            rows.map((r) => ({
+              tokenAddress: r.tokenAddress,
+              source: r.source,
+              time: r.priceAt,
+              priceUsd: r.priceUsd,
+              origin: "engine",
+            })),
+          ),
+        ]);
       } catch (error) {
         logger.warn({ error: errorMessage(error) }, "prices not stored");
       }

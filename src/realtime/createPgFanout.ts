@@ -1,5 +1,6 @@
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
+import { NO_VALUE, type TransactionValue, type TransactionValuer } from "../prices/transactionValues.ts";
 import type { PostgresDatabase } from "../store/createDatabase.ts";
 import { type DedicatedConnection, openDedicatedConnection } from "../store/dedicatedConnection.ts";
 import {
@@ -67,6 +68,8 @@ export function createPgFanout(
     /** a stored transaction's Transaction JSON (api/toTransactionJson.ts `transactionJsonOf`) */
     transactionJson: TransactionJsonOf;
     options?: Partial<PgFanoutOptions>;
+    /** values the transactions at block time (SPEC §10.2); without it they are sent with null values */
+    valueTransactions?: TransactionValuer;
   },
 ): PgFanout {
   const options: PgFanoutOptions = { ...DEFAULT_PG_FANOUT_OPTIONS, ...deps.options };
@@ -109,7 +112,11 @@ export function createPgFanout(
     for (const listener of listeners) listener(event);
   };
 
-  const prepare = (row: OutboxRow, details: Map<string, EventDetails>): PreparedEvent | null => {
+  const prepare = (
+    row: OutboxRow,
+    details: Map<string, EventDetails>,
+    values: ReadonlyMap<string, TransactionValue>,
+  ): PreparedEvent | null => {
     if (row.kind === "removed") {
       if (skipped.get(row.txHash) === row.blockHash) {
         skipped.delete(row.txHash);
@@ -129,7 +136,12 @@ export function createPgFanout(
       if (skipped.size > 10_000) skipped.delete(skipped.keys().next().value as string);
       return null;
     }
-    const json = deps.transactionJson(stored.tx, stored.logs, stored.transfers);
+    const json = deps.transactionJson(
+      stored.tx,
+      stored.logs,
+      stored.transfers,
+      values.get(row.txHash) ?? NO_VALUE,
+    );
     return {
       type: "transaction",
       prepared: true,
@@ -138,6 +150,17 @@ export function createPgFanout(
       ]),
       data: JSON.stringify(json),
     };
+  };
+
+  /** The batch's transactions valued at block time, in one call; unvalued (null) when that fails. */
+  const valueDetails = async (details: Map<string, EventDetails>) => {
+    if (!deps.valueTransactions || details.size === 0) return new Map<string, TransactionValue>();
+    try {
+      return await deps.valueTransactions([...details.values()]);
+    } catch (error) {
+      logger.warn({ error: errorMessage(error) }, "transactions sent without USD values");
+      return new Map<string, TransactionValue>();
+    }
   };
 
   /** Deliver every committed row after `lastSeq`, a batch at a time. */
@@ -149,9 +172,10 @@ export function createPgFanout(
       const hashes = rows.filter((r) => r.kind === "transaction").map((r) => r.txHash);
       // On the pool: these are several queries at once, and a session runs one at a time.
       const details = await readEventDetails(deps.database.db, hashes);
+      const values = await valueDetails(details);
       for (const row of rows) {
         if (stopping.signal.aborted) return;
-        const event = prepare(row, details);
+        const event = prepare(row, details, values);
         if (event) emit(event);
         after = row.seq;
         lastSeq = row.seq;

@@ -1,4 +1,5 @@
 import type { IngestEvent } from "../ingest/broadcaster.ts";
+import { NO_VALUE, type TransactionValue } from "../prices/transactionValues.ts";
 import { encodeLogs, encodeTransaction, encodeTransfers } from "../store/encode.ts";
 import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
 import type { WsErrorCode } from "./wsErrorCodes.ts";
@@ -27,21 +28,28 @@ export type TransactionJsonOf = (
   tx: typeof transactions.$inferInsert & { source: string },
   logRows: readonly (typeof logs.$inferInsert)[],
   transferRows: readonly (typeof tokenTransfers.$inferInsert)[],
+  /** its USD values at block time (SPEC §10.2); `NO_VALUE` when not valued */
+  value?: TransactionValue,
 ) => unknown;
 
 /**
  * The `data` of an event's messages, serialized once per event however many topics and subscribers it
  * reaches: for a transaction the Transaction JSON of `GET /api/tx/:hash` (built by `transactionJson` from
- * the rows the store keeps), for a removal `{txHash, blockNumber, blockHash}`.
+ * the rows the store keeps, with `value`, its USD values at block time), for a removal
+ * `{txHash, blockNumber, blockHash}`.
  */
-export function serializeEventData(event: IngestEvent, transactionJson: TransactionJsonOf): string {
+export function serializeEventData(
+  event: IngestEvent,
+  transactionJson: TransactionJsonOf,
+  value: TransactionValue = NO_VALUE,
+): string {
   if (event.type === "removed") {
     const { hash, blockNumber, blockHash } = event.removed;
     return JSON.stringify({ txHash: hash.toLowerCase(), blockNumber, blockHash: blockHash.toLowerCase() });
   }
   const tx = event.transaction;
   return JSON.stringify(
-    transactionJson(encodeTransaction(tx, event.source), encodeLogs(tx), encodeTransfers(tx)),
+    transactionJson(encodeTransaction(tx, event.source), encodeLogs(tx), encodeTransfers(tx), value),
   );
 }
 

@@ -7,7 +7,7 @@ import { type DedicatedConnection, openDedicatedConnection } from "./dedicatedCo
 export const CHANGES_CHANNEL = "protoscan_changes";
 
 /** Tables whose committed writes are announced on `CHANGES_CHANNEL` (migration 0009). */
-export type NotifiedTable = "token_balances" | "indexer_cursor";
+export type NotifiedTable = "token_balances" | "indexer_cursor" | "price_history";
 
 /** What listeners hear: a table a commit wrote, or `"*"` when notices may have been missed (session lost). */
 export type ChangeNotice = NotifiedTable | "*";

@@ -49,6 +49,7 @@ describe("deferredIndexes", () => {
     expect(DEFERRABLE_INDEXES).toEqual([
       "address_transactions_address_block_idx",
       "address_transactions_address_protocol_block_idx",
+      "logs_sync_idx",
       "token_transfers_token_block_idx",
       "token_transfers_token_from_block_idx",
       "token_transfers_token_to_block_idx",

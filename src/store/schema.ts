@@ -72,6 +72,9 @@ export const transactions = pgTable(
   ],
 );
 
+/** topic0 of Uniswap V2's `Sync(uint112 reserve0, uint112 reserve1)`: the pool's reserves after each change. */
+export const SYNC_TOPIC = "0x1c411e9a96e071241c2f21f7726b17ae89e3cab4c78be50e062b03a9fffbbad1";
+
 /**
  * Every log of every stored transaction's receipt, decoded when an ABI matches. Keyed by its place in the
  * chain, `(block_number, transaction_index, log_index)`: the store holds one block per number, so this names
@@ -93,7 +96,14 @@ export const logs = pgTable(
     eventName: text("event_name"),
     eventArgs: jsonb("event_args").$type<Record<string, unknown>>(),
   },
-  (t) => [primaryKey({ name: "logs_block_tx_log_pk", columns: [t.blockNumber, t.txHash, t.logIndex] })],
+  (t) => [
+    primaryKey({ name: "logs_block_tx_log_pk", columns: [t.blockNumber, t.txHash, t.logIndex] }),
+    // Uniswap-V2 `Sync` logs of pools by pool, newest first: the dex price at a past block (SPEC §10.1,
+    // prices/createPriceHistory.ts) is the last one at or before it. Partial: Syncs are few among all logs.
+    index("logs_sync_idx")
+      .on(t.address, t.blockNumber.desc(), t.transactionIndex.desc(), t.logIndex.desc())
+      .where(sql.raw(`topics[1] = '${SYNC_TOPIC}'`)),
+  ],
 );
 
 /** ERC-20 Transfer logs of tracked tokens found in stored transactions, keyed by their place in the chain as `logs`. */
@@ -399,4 +409,42 @@ export const protocolVolumeHours = pgTable(
     volumeUsd: numeric("volume_usd").notNull().default("0"),
   },
   (t) => [primaryKey({ columns: [t.protocol, t.hour] })],
+);
+
+/**
+ * Price history (SPEC §10.1): every price the engine resolved (its tier and the time it was true), and the
+ * hourly api points of the backfill. Keyed by token, tier and time; a point recorded again at the same time
+ * replaces the earlier one. Dex prices at past blocks are not kept here: they come from the stored `Sync`
+ * logs (`logs_sync_idx`), which leave with their blocks on a reorg. Writes NOTIFY `protoscan_changes`
+ * (migration 0015), so the read caches holding transaction values are emptied.
+ */
+export const priceHistory = pgTable(
+  "price_history",
+  {
+    tokenAddress: text("token_address").notNull(),
+    /** api | dex | static */
+    source: text("source").notNull(),
+    time: ts("time").notNull(),
+    priceUsd: doublePrecision("price_usd").notNull(),
+    /** engine (a resolved price) | backfill (the api tier's historical endpoint) */
+    origin: text("origin").notNull(),
+    recordedAt: ts("recorded_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: "price_history_pk", columns: [t.tokenAddress, t.source, t.time] })],
+);
+
+/**
+ * Progress of the api-tier backfill per token and provider (prices/createPriceBackfill.ts): hourly history is
+ * fetched for `[coveredFrom, coveredTo]`, growing at both ends; kept across restarts, so a restart resumes.
+ */
+export const priceBackfill = pgTable(
+  "price_backfill",
+  {
+    tokenAddress: text("token_address").notNull(),
+    provider: text("provider").notNull(),
+    coveredFrom: ts("covered_from").notNull(),
+    coveredTo: ts("covered_to").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tokenAddress, t.provider] })],
 );

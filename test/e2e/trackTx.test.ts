@@ -23,7 +23,10 @@ import type { Common } from "../../src/internal/common.ts";
 import { createSilentLogger } from "../../src/internal/logger.ts";
 import { createMetrics } from "../../src/internal/metrics.ts";
 import { createShutdown } from "../../src/internal/shutdown.ts";
+import { createPriceHistory } from "../../src/prices/createPriceHistory.ts";
+import { createTransactionValuer } from "../../src/prices/transactionValues.ts";
 import { createHub, type Hub } from "../../src/realtime/createHub.ts";
+import { valueEvents } from "../../src/realtime/valueEvents.ts";
 import { blocks } from "../../src/store/schema.ts";
 import { getTracked } from "../../src/store/tracked.ts";
 import { type TrackTxs, trackTxs } from "../../src/tracking/_test/trackTxs.ts";
@@ -155,7 +158,11 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
     ingest = await createIngest(common, { chain: chainClient, db: db.database.db, broadcaster });
     indexer = createIndexer(common, { chain: chainClient, db: db.database.db, ingest });
     await catchUp();
-    hub = createHub(common, { source: broadcaster, transactionJson: transactionJsonOf(common.config) });
+    const history = createPriceHistory(common, { db: db.database.db, chain: chainClient });
+    const transactionJson = transactionJsonOf(common.config);
+    const value = createTransactionValuer(common.config, history);
+    const source = valueEvents(broadcaster, { transactionJson, value, logger: common.logger });
+    hub = createHub(common, { source, transactionJson });
     hub.start();
     tracker = createTracker(common, { db: db.database.db, ingest }, clock);
     watcher = createTrackWatcher(
@@ -206,6 +213,8 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
           amount: event.args.value.toString(),
           decimals: token.decimals,
           logIndex: log.logIndex,
+          // exact values at block time: test/e2e/valueUsd.test.ts
+          valueUsd: expect.any(Number),
         },
       ];
     });
@@ -223,6 +232,7 @@ describe("POST /api/track-tx (SPEC §3.3), real sockets", () => {
       gasPrice: receipt.effectiveGasPrice.toString(),
       status: receipt.status === "success",
       tokenTransfers: transfers,
+      valueUsd: expect.any(Number),
       decodedData: {
         args: expect.any(Object),
         events: receipt.logs.map((log) => ({

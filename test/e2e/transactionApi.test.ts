@@ -147,8 +147,11 @@ describe("GET /api/tx/:hash, /api/transactions/recent, /api/stats, /healthz, /re
             amount: args.value.toString(),
             decimals: token.decimals,
             logIndex: log.logIndex,
+            // DEMO (pool) and USDC (static) are priced; exact values at block time: test/e2e/valueUsd.test.ts
+            valueUsd: expect.any(Number),
           };
         }),
+      valueUsd: expect.any(Number),
       source: "poll",
     });
     expect(body.tokenTransfers).toHaveLength(2);

@@ -23,7 +23,10 @@ import type { Common } from "../../src/internal/common.ts";
 import { createSilentLogger } from "../../src/internal/logger.ts";
 import { createMetrics } from "../../src/internal/metrics.ts";
 import { createShutdown } from "../../src/internal/shutdown.ts";
+import { createPriceHistory } from "../../src/prices/createPriceHistory.ts";
+import { createTransactionValuer } from "../../src/prices/transactionValues.ts";
 import { createHub, type Hub, type HubOptions } from "../../src/realtime/createHub.ts";
+import { valueEvents } from "../../src/realtime/valueEvents.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { type DemoChain, setupDemoChain } from "../helpers/demo.ts";
 import {
@@ -142,17 +145,19 @@ describe("WebSocket /ws (SPEC §5)", () => {
   async function startServer(options: Partial<HubOptions> = {}): Promise<Server> {
     const shutdown = createShutdown();
     const own: Common = { ...common, metrics: createMetrics(), shutdown };
-    const hub = createHub(own, {
-      source: broadcaster,
-      transactionJson: transactionJsonOf(own.config),
-      options,
-    });
+    // As the CLI wires it: the hub's transactions carry their USD values at block time, like GET /api/tx.
+    const history = createPriceHistory(own, { db: db.database.db, chain: chainClient });
+    const transactionJson = transactionJsonOf(own.config);
+    const value = createTransactionValuer(own.config, history);
+    const source = valueEvents(broadcaster, { transactionJson, value, logger: own.logger });
+    const hub = createHub(own, { source, transactionJson, options });
     hub.start();
     const app = await buildApp(own, {
       database: db.database,
       chain: chainClient,
       indexerStatus: () => indexer.status(),
       hub,
+      history,
     });
     const address = await app.listen({ host: "127.0.0.1", port: 0 });
     const started: Server = {

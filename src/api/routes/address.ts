@@ -10,6 +10,7 @@ import {
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache } from "../cache/createEventCache.ts";
+import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { AddressTransactionsPageSchema, AddressViewSchema, ListOffset } from "../schemas/address.ts";
 import { AddressParam, Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
@@ -31,7 +32,12 @@ export function registerAddressRoutes(app: RouteApp, common: Common, deps: Route
   const tokens = tokensByAddress(common.config);
   const tokenOrder = new Map(common.config.tokens.map((t, i) => [t.address as string, i]));
   const protocols = new Set(common.config.protocols.map((p) => p.id));
-  const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  // Transaction pages hold USD values at block time: price history changes empty them too.
+  const pages = createEventCache(app, deps.events, {
+    maxEntries: 1_000,
+    emptiedBy: "any",
+    alsoChangedBy: { notices: deps.changes, tables: PRICE_HISTORY_CHANGES },
+  });
   // Views by address and the node's figures (which key them, as they change on their own clock).
   const views = createEventCache(app, deps.events, {
     maxEntries: 10_000,
@@ -124,7 +130,10 @@ export function registerAddressRoutes(app: RouteApp, common: Common, deps: Route
       const args = transactionPageArgs(query);
       return cachedReply(reply, pages, request.url, async () => {
         const rows = await getAddressTransactions(db, address, { ...args, protocol });
-        return { address: checksum(address), ...transactionPage(rows, query.limit, tokens) };
+        return {
+          address: checksum(address),
+          ...(await transactionPage(rows, query.limit, tokens, deps.valueTransactions)),
+        };
       });
     },
   );

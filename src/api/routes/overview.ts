@@ -10,11 +10,12 @@ import { getRecentTransactions } from "../../store/transactionReads.ts";
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
+import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";
 import { OverviewSchema } from "../schemas/stats.ts";
 import type { TransactionJson } from "../schemas/transaction.ts";
 import { toProtocolStatsJson } from "../toProtocolStatsJson.ts";
-import { toTransactionJson } from "../toTransactionJson.ts";
+import { toTransactionsJson } from "../toTransactionJson.ts";
 
 const LATEST = 5;
 
@@ -30,9 +31,11 @@ export function registerOverviewRoutes(app: RouteApp, common: Common, deps: Rout
   const cacheOptions = { maxEntries: 1, emptiedBy: "any" } as const;
   const protocolCounts = createEventCache<Map<string, ProtocolCounts>>(app, deps.events, cacheOptions);
   const globalCounts = createEventCache<GlobalCounts>(app, deps.events, cacheOptions);
-  const latestTransactions = createEventCache<TransactionJson[]>(app, deps.events, cacheOptions);
+  // USD values at block time: price history changes empty the latest transactions and the bodies too.
+  const valued = { ...cacheOptions, alsoChangedBy: { notices: deps.changes, tables: PRICE_HISTORY_CHANGES } };
+  const latestTransactions = createEventCache<TransactionJson[]>(app, deps.events, valued);
   // The serialized body (12 KB: serializing it was a fifth of a request), a few kept: one per figures.
-  const bodies = createEventCache(app, deps.events, { maxEntries: 4, emptiedBy: "any" });
+  const bodies = createEventCache(app, deps.events, { ...valued, maxEntries: 4 });
   const tokens = tokensByAddress(common.config);
   const indexerProgress = createIndexerProgress(app, deps);
 
@@ -52,8 +55,10 @@ export function registerOverviewRoutes(app: RouteApp, common: Common, deps: Rout
         readThrough(protocolCounts, "all", () => getAllProtocolCounts(db)),
         readThrough(globalCounts, "all", () => getGlobalCounts(db)),
         readThrough(latestTransactions, "all", async () =>
-          (await getRecentTransactions(db, { limit: LATEST })).map((d) =>
-            toTransactionJson(d.tx, d.logs, d.transfers, tokens),
+          toTransactionsJson(
+            await getRecentTransactions(db, { limit: LATEST }),
+            tokens,
+            deps.valueTransactions,
           ),
         ),
         indexerProgress(),

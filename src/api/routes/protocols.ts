@@ -8,6 +8,7 @@ import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.t
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
+import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ListOffset, ProtocolTransactionsPageSchema } from "../schemas/address.ts";
 import { Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
@@ -36,7 +37,12 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
   const db = deps.database.db;
   const protocols = new Map(common.config.protocols.map((p) => [p.id, p]));
   const tokens = tokensByAddress(common.config);
-  const pages = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  // Transaction pages hold USD values at block time: price history changes empty them too.
+  const pages = createEventCache(app, deps.events, {
+    maxEntries: 1_000,
+    emptiedBy: "any",
+    alsoChangedBy: { notices: deps.changes, tables: PRICE_HISTORY_CHANGES },
+  });
   const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
     maxEntries: 1_000,
     emptiedBy: "any",
@@ -132,7 +138,10 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
           ...args,
           actionType: query.actionType,
         });
-        return { protocol: protocol.id, ...transactionPage(rows, query.limit, tokens) };
+        return {
+          protocol: protocol.id,
+          ...(await transactionPage(rows, query.limit, tokens, deps.valueTransactions)),
+        };
       });
     },
   );

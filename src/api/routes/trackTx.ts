@@ -4,11 +4,11 @@ import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
 import { TrackUnavailableError } from "../../tracking/createTracker.ts";
-import type { AppDeps, RouteApp } from "../appDeps.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema, TxHashParam } from "../schemas/common.ts";
 import { TransactionSchema } from "../schemas/transaction.ts";
-import { toTransactionJson } from "../toTransactionJson.ts";
+import { toTransactionsJson } from "../toTransactionJson.ts";
 
 const TrackTxRequest = Type.Object(
   {
@@ -65,7 +65,7 @@ type ValidationFailure = {
  * `UPSTREAM_UNAVAILABLE` when the node fails (the hash is watched all the same). Rate limited per client IP
  * with the reads (`api.rateLimitPerMinute`).
  */
-export function registerTrackTxRoutes(app: RouteApp, common: Common, deps: AppDeps): void {
+export function registerTrackTxRoutes(app: RouteApp, common: Common, deps: RouteDeps): void {
   const tokens = tokensByAddress(common.config);
   const protocolIds = new Set(common.config.protocols.map((p) => p.id));
   const keys = common.config.api.trackTxApiKeys;
@@ -136,10 +136,8 @@ export function registerTrackTxRoutes(app: RouteApp, common: Common, deps: AppDe
           `transaction ${hash} touches no configured contract or tracked token; it is not stored`,
         );
       }
-      const { tx, logs, transfers } = outcome.details;
-      return reply
-        .code(200)
-        .send({ status: "indexed", transaction: toTransactionJson(tx, logs, transfers, tokens) });
+      const [transaction] = await toTransactionsJson([outcome.details], tokens, deps.valueTransactions);
+      return reply.code(200).send({ status: "indexed", transaction: transaction! });
     },
   );
 }

@@ -3,13 +3,14 @@ import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
 import { getTransactionSummary } from "../../store/transactionSummaries.ts";
-import type { AppDeps, RouteApp } from "../appDeps.ts";
+import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache } from "../cache/createEventCache.ts";
+import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { ApiError } from "../errorRegistry.ts";
 import { ProblemSchema, TxHashParam } from "../schemas/common.ts";
 import { TransactionSchema } from "../schemas/transaction.ts";
-import { toTransactionJson } from "../toTransactionJson.ts";
+import { toTransactionsJson } from "../toTransactionJson.ts";
 
 /**
  * Bytes of transaction bodies kept by `GET /api/tx/:hash`, least recently used dropped first: about 8,000
@@ -23,20 +24,25 @@ export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
  * `GET /api/tx/:hash` and `GET /api/transactions/recent` (SPEC §4 rows 5 and 6). With `deps.events`, their
  * serialized bodies are cached until an event changes them: a transaction's until a reorg removes one (a
  * stored transaction never changes otherwise; a 404 is never cached), the recent lists until any stored or
- * removed transaction. Both caches are bounded in bytes (docs/performance.md, "Caches and read paths").
+ * removed transaction; both also until price history changes (their USD values at block time). Both caches
+ * are bounded in bytes (docs/performance.md, "Caches and read paths").
  */
-export function registerTransactionRoutes(app: RouteApp, common: Common, deps: AppDeps) {
+export function registerTransactionRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const tokens = tokensByAddress(common.config);
   const db = deps.database.db;
+  // Bodies hold USD values at block time: a change of price history (an api backfill) empties them too.
+  const alsoChangedBy = { notices: deps.changes, tables: PRICE_HISTORY_CHANGES };
   const byHash = createEventCache(app, deps.events, {
     maxEntries: 100_000,
     maxBytes: TX_CACHE_BYTES,
     emptiedBy: "removed",
+    alsoChangedBy,
   });
   const recent = createEventCache(app, deps.events, {
     maxEntries: 100,
     maxBytes: RECENT_CACHE_BYTES,
     emptiedBy: "any",
+    alsoChangedBy,
   });
 
   app.get(
@@ -55,7 +61,8 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: A
       return cachedReply(reply, byHash, hash, async () => {
         const found = await getTransactionSummary(db, hash);
         if (!found) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
-        return toTransactionJson(found.tx, found.logs, found.transfers, tokens);
+        const [json] = await toTransactionsJson([found], tokens, deps.valueTransactions);
+        return json!;
       });
     },
   );
@@ -83,7 +90,7 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: A
       const key = JSON.stringify([query.limit, query.protocol ?? null, query.actionType ?? null]);
       return cachedReply(reply, recent, key, async () => {
         const rows = await getRecentTransactions(db, query);
-        return { transactions: rows.map((d) => toTransactionJson(d.tx, d.logs, d.transfers, tokens)) };
+        return { transactions: await toTransactionsJson(rows, tokens, deps.valueTransactions) };
       });
     },
   );

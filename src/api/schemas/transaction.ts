@@ -9,6 +9,10 @@ export const TokenTransferSchema = Type.Object({
   amount: Uint,
   decimals: Type.Integer(),
   logIndex: Type.Integer(),
+  valueUsd: Type.Union([Type.Number(), Type.Null()], {
+    description:
+      "amount / 10^decimals x the token's USD price at the block's time (price history, SPEC §10.1); null when no price is known for that time",
+  }),
 });
 
 export const DecodedEventSchema = Type.Object({
@@ -41,6 +45,10 @@ export const TransactionSchema = Type.Object(
       events: Type.Array(DecodedEventSchema),
     }),
     tokenTransfers: Type.Array(TokenTransferSchema),
+    valueUsd: Type.Union([Type.Number(), Type.Null()], {
+      description:
+        "USD value at the block's time (SPEC §10.2): the larger of the tracked-token value into and out of the protocol's addresses, else the largest tracked-token transfer; null without a priced tracked-token transfer",
+    }),
     source: Type.String({ description: "pipeline that stored it first: poll, webhook or track" }),
   },
   { $id: "Transaction" },

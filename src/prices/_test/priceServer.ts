@@ -12,7 +12,16 @@ export type FakeQuote = {
   error?: string;
 };
 
-export type PriceServerRequest = { provider: "alchemy" | "defillama"; path: string; tokens: string[] };
+export type PriceServerRequest = {
+  provider: "alchemy" | "defillama";
+  path: string;
+  tokens: string[];
+  /** historical calls: the range asked (unix seconds) */
+  range?: { start: number; end: number };
+};
+
+/** A token's hourly history: its USD price at each hour start (unix seconds), undefined where it has none. */
+export type FakeHistory = (hour: number) => number | undefined;
 
 /**
  * A local HTTP server speaking the documented formats of the two price APIs protoscan supports, standing in
@@ -23,21 +32,93 @@ export type PriceServerRequest = { provider: "alchemy" | "defillama"; path: stri
  * - DefiLlama `GET /prices/current/{chain}:{address},…`
  *   -> `{"coins":{"{chain}:{address}":{"decimals","symbol","price","timestamp","confidence"}}}` (unknown coins
  *   are left out).
- * `down` makes every call answer 500. Every call is recorded with the tokens it asked for.
+ * - Alchemy `POST /prices/v1/{apiKey}/tokens/historical` with `{"network","address","startTime","endTime","interval":"1h"}`
+ *   -> `{"network","address","currency":"usd","data":[{"value":"…","timestamp":"…"}]}` (hours in [start, end]);
+ * - DefiLlama `GET /chart/{chain}:{address}?start&span&period=1h`
+ *   -> `{"coins":{"{chain}:{address}":{"symbol","decimals","confidence","prices":[{"timestamp","price"}]}}}`.
+ * `down` makes every call answer 500; `delayMs` delays every historical answer. Every call is recorded with
+ * the tokens it asked for.
  */
 export type PriceServer = {
   url: string;
   requests: PriceServerRequest[];
   quotes: Map<string, FakeQuote>;
   set(address: string, quote: FakeQuote): void;
+  /** hourly histories by lowercase address */
+  history: Map<string, FakeHistory>;
   down: boolean;
+  delayMs: number;
   close(): Promise<void>;
 };
 
 export async function startPriceServer(options: { apiKey?: string } = {}): Promise<PriceServer> {
   const quotes = new Map<string, FakeQuote>();
+  const history = new Map<string, FakeHistory>();
   const requests: PriceServerRequest[] = [];
-  const state = { down: false };
+  const state = { down: false, delayMs: 0 };
+  const HOUR = 3600;
+  /** the hour starts in [start, end] (unix seconds) at which `token` has a price */
+  const hours = (token: string, start: number, end: number) => {
+    const out: { t: number; usd: number }[] = [];
+    const fn = history.get(token);
+    for (let t = Math.ceil(start / HOUR) * HOUR; fn && t <= end; t += HOUR) {
+      const usd = fn(t);
+      if (usd !== undefined) out.push({ t, usd });
+    }
+    return out;
+  };
+
+  const alchemyHistorical = async (req: IncomingMessage, res: ServerResponse, key: string) => {
+    const body = JSON.parse(await readBody(req)) as {
+      network: string;
+      address: string;
+      startTime: string | number;
+      endTime: string | number;
+      interval: string;
+    };
+    const seconds = (v: string | number) => (typeof v === "number" ? v : Date.parse(v) / 1000);
+    const range = { start: seconds(body.startTime), end: seconds(body.endTime) };
+    requests.push({ provider: "alchemy", path: req.url ?? "", tokens: [body.address.toLowerCase()], range });
+    await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+    if (state.down) return send(res, 500, { error: { message: "internal error" } });
+    if (options.apiKey !== undefined && key !== options.apiKey) {
+      return send(res, 401, { error: { message: "Must be authenticated!" } });
+    }
+    if (body.interval !== "1h") return send(res, 400, { error: { message: "unsupported interval" } });
+    send(res, 200, {
+      network: body.network,
+      address: body.address,
+      currency: "usd",
+      data: hours(body.address.toLowerCase(), range.start, range.end).map(({ t, usd }) => ({
+        value: usd.toFixed(8),
+        timestamp: new Date(t * 1000).toISOString(),
+      })),
+    });
+  };
+
+  const defillamaChart = async (req: IncomingMessage, res: ServerResponse, coinList: string, url: URL) => {
+    const coins = decodeURIComponent(coinList).split(",");
+    const start = Number(url.searchParams.get("start"));
+    const span = Number(url.searchParams.get("span") ?? "0");
+    const range = { start, end: start + (span - 1) * HOUR };
+    const tokens = coins.map((c) => c.slice(c.indexOf(":") + 1).toLowerCase());
+    requests.push({ provider: "defillama", path: req.url ?? "", tokens, range });
+    await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+    if (state.down) return send(res, 500, { message: "internal error" });
+    if (url.searchParams.get("period") !== "1h") return send(res, 400, { message: "unsupported period" });
+    const out: Record<string, unknown> = {};
+    coins.forEach((coin, i) => {
+      const points = hours(tokens[i]!, range.start, range.end);
+      if (points.length === 0) return;
+      out[coin] = {
+        symbol: "TKN",
+        decimals: 18,
+        confidence: 0.99,
+        prices: points.map(({ t, usd }) => ({ timestamp: t, price: usd })),
+      };
+    });
+    send(res, 200, { coins: out });
+  };
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
@@ -106,7 +187,15 @@ export async function startPriceServer(options: { apiKey?: string } = {}): Promi
     const url = new URL(req.url ?? "/", "http://localhost");
     const alchemyPath = /^\/prices\/v1\/([^/]+)\/tokens\/by-address$/.exec(url.pathname);
     const llamaPath = /^\/prices\/current\/(.+)$/.exec(url.pathname);
-    if (req.method === "POST" && alchemyPath) {
+    const alchemyHistoryPath = /^\/prices\/v1\/([^/]+)\/tokens\/historical$/.exec(url.pathname);
+    const llamaChartPath = /^\/chart\/(.+)$/.exec(url.pathname);
+    if (req.method === "POST" && alchemyHistoryPath) {
+      alchemyHistorical(req, res, decodeURIComponent(alchemyHistoryPath[1]!)).catch(() =>
+        send(res, 400, { error: "bad body" }),
+      );
+    } else if (req.method === "GET" && llamaChartPath) {
+      void defillamaChart(req, res, llamaChartPath[1]!, url);
+    } else if (req.method === "POST" && alchemyPath) {
       alchemy(req, res, decodeURIComponent(alchemyPath[1]!)).catch(() =>
         send(res, 400, { error: "bad body" }),
       );
@@ -126,8 +215,15 @@ export async function startPriceServer(options: { apiKey?: string } = {}): Promi
     set(address, quote) {
       quotes.set(address.toLowerCase(), quote);
     },
+    history,
     get down() {
       return state.down;
+    },
+    get delayMs() {
+      return state.delayMs;
+    },
+    set delayMs(value: number) {
+      state.delayMs = value;
     },
     set down(value: boolean) {
       state.down = value;

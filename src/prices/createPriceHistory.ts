@@ -1,0 +1,208 @@
+/**
+ * Price history (SPEC §10.1): the price of a token at a past time, in the tier order of §6.
+ *
+ * Interface (stable; other modules rely on it):
+ *
+ *   const history = createPriceHistory(common, { db, chain });
+ *   await history.priceAt(token, time, blockNumber?)        // Price | null
+ *   await history.pricesAt([{ token, time, blockNumber? }])  // (Price | null)[], in the questions' order
+ *
+ * `token` any case; `time` the moment asked about (a transaction's block time); `blockNumber`, when known
+ * (a stored transaction's block), bounds the dex tier's pool state exactly, without it the last stored block
+ * at or before `time` does. `Price` is `{usd, source: "api" | "dex" | "static", at}`. `pricesAt` answers any
+ * number of questions with a few statements (one per tier and per level of quote tokens), so a page of
+ * transactions or a CSV chunk is priced in one call. `transferValueUsd` (prices/transactionValues.ts) turns
+ * an amount and a price into USD.
+ */
+import { erc20Abi, parseUnits } from "viem";
+import type { ChainClient } from "../chain/createChainClient.ts";
+import type { TokenConfig } from "../config/schema.ts";
+import type { Common } from "../internal/common.ts";
+import { errorMessage } from "../internal/errors.ts";
+import type { Db } from "../store/createDatabase.ts";
+import { getRecordedPricesAt, getSyncReservesAt } from "../store/priceHistoryReads.ts";
+import { poolPrice } from "./dexTier.ts";
+import { MAX_API_PRICE_AGE_MS, type Price } from "./price.ts";
+import { staticPrice } from "./staticTier.ts";
+
+/** One question: the price of `token` at `time` (at the state after `blockNumber`, when given). */
+export type PriceQuery = { token: string; time: Date; blockNumber?: number | undefined };
+
+export type PriceHistory = {
+  /** The token's price at `time`: api point at most 1 hour older, else dex at that block, else static, else null. */
+  priceAt(token: string, time: Date, blockNumber?: number): Promise<Price | null>;
+  /** The answers to many questions, in their order; a few statements whatever their number. */
+  pricesAt(queries: readonly PriceQuery[]): Promise<(Price | null)[]>;
+};
+
+export type PriceHistoryDeps = {
+  db: Db;
+  /** reads the `decimals` of a quote token that is not tracked (once per token); without it, no dex price */
+  chain?: ChainClient;
+};
+
+/** A question with the tokens already on its quote path (a quote on it would close a cycle: no dex price). */
+type Question = PriceQuery & { token: string; path: ReadonlySet<string> };
+
+/**
+ * The price history of the tracked tokens (SPEC §10.1), read from the store:
+ * 1. **api**: the last recorded api point (the engine's lookups and the hourly backfill) at or before `time`,
+ *    at most 1 hour older than it;
+ * 2. **dex**: when the token's `price.pool` is an exclusive configured contract, the reserves of its last
+ *    stored `Sync` log at or before the block, by the same formula and `minQuoteLiquidity` rule as §6, times
+ *    the quote token's price at the same time (asked the same way); when the pool's logs are not stored,
+ *    the last dex price the engine recorded at most 1 hour before;
+ * 3. **static**: the configured `usd`.
+ * A quote that depends on the token itself (pools quoted in each other) gives no dex price, as in the engine.
+ * A failing read is logged and that tier is skipped; nothing throws.
+ */
+export function createPriceHistory(common: Common, deps: PriceHistoryDeps): PriceHistory {
+  const logger = common.logger.child({ module: "prices", part: "history" });
+  const tracked = new Map<string, TokenConfig>(common.config.tokens.map((t) => [t.address, t]));
+  const exclusiveContracts = new Set(
+    common.config.protocols.flatMap((p) => p.contracts.filter((c) => c.exclusive).map((c) => c.address)),
+  );
+  const decimalsRead = new Map<string, Promise<number | null>>();
+
+  function quoteDecimals(quote: string): Promise<number | null> {
+    const known = tracked.get(quote)?.decimals;
+    if (known !== undefined) return Promise.resolve(known);
+    let read = decimalsRead.get(quote);
+    if (!read) {
+      const chain = deps.chain;
+      read = chain
+        ? chain.client
+            .readContract({ address: quote as `0x${string}`, abi: erc20Abi, functionName: "decimals" })
+            .then(Number)
+            .catch((error: unknown) => {
+              decimalsRead.delete(quote);
+              logger.warn({ quote, error: errorMessage(error) }, "quote decimals not read");
+              return null;
+            })
+        : Promise.resolve(null);
+      decimalsRead.set(quote, read);
+    }
+    return read;
+  }
+
+  async function recorded(questions: readonly Question[], source: "api" | "dex"): Promise<(Price | null)[]> {
+    if (questions.length === 0) return [];
+    try {
+      const points = await getRecordedPricesAt(
+        deps.db,
+        questions.map((q) => ({ token: q.token, source, at: q.time })),
+        MAX_API_PRICE_AGE_MS,
+      );
+      return points.map((p) => (p && p.priceUsd > 0 ? { usd: p.priceUsd, source, at: p.time } : null));
+    } catch (error) {
+      logger.warn({ source, error: errorMessage(error) }, "recorded prices not read");
+      return questions.map(() => null);
+    }
+  }
+
+  /** Tier dex from stored `Sync` logs, for questions whose token's pool is an exclusive contract. */
+  async function fromSyncs(questions: readonly Question[]): Promise<(Price | null)[]> {
+    if (questions.length === 0) return [];
+    let reserves: Awaited<ReturnType<typeof getSyncReservesAt>>;
+    try {
+      reserves = await getSyncReservesAt(
+        deps.db,
+        questions.map((q) => ({
+          pool: tracked.get(q.token)!.price!.pool!,
+          blockNumber: q.blockNumber,
+          at: q.time,
+        })),
+      );
+    } catch (error) {
+      logger.warn({ error: errorMessage(error) }, "pool reserves not read");
+      return questions.map(() => null);
+    }
+    // The quotes at the same times, asked together (one level of the quote chain per call).
+    const withReserves = questions.flatMap((q, i) => {
+      const quote = tracked.get(q.token)!.price!.quote!;
+      return reserves[i] && quote !== q.token && !q.path.has(quote) ? [{ i, q, quote }] : [];
+    });
+    const quotePrices = await resolve(
+      withReserves.map(({ q, quote }) => ({
+        token: quote,
+        time: q.time,
+        blockNumber: q.blockNumber,
+        path: new Set([...q.path, q.token]),
+      })),
+    );
+    const answers: (Price | null)[] = questions.map(() => null);
+    await Promise.all(
+      withReserves.map(async ({ i, q, quote }, k) => {
+        const quotePrice = quotePrices[k];
+        const reading = reserves[i];
+        const config = tracked.get(q.token)!;
+        const decimals = await quoteDecimals(quote);
+        if (!quotePrice || !reading || decimals === null) return;
+        const tokenIsToken0 = q.token < quote; // Uniswap V2 orders a pair's tokens by address
+        const min = config.price?.minQuoteLiquidity;
+        const dex = poolPrice(
+          {
+            tokenReserve: tokenIsToken0 ? reading.reserve0 : reading.reserve1,
+            quoteReserve: tokenIsToken0 ? reading.reserve1 : reading.reserve0,
+            tokenDecimals: config.decimals,
+            quoteDecimals: decimals,
+            minQuoteReserve: min === undefined ? 0n : parseUnits(min, decimals),
+          },
+          quotePrice.usd,
+        );
+        if ("usd" in dex) answers[i] = { usd: dex.usd, source: "dex", at: q.time };
+      }),
+    );
+    return answers;
+  }
+
+  /** Every tier for every question: the first that answers wins. */
+  async function resolve(questions: readonly Question[]): Promise<(Price | null)[]> {
+    if (questions.length === 0) return [];
+    const answers = await recorded(questions, "api");
+    const pending = questions.flatMap((_q, i) => (answers[i] ? [] : [i]));
+    const bySyncs: number[] = [];
+    const byRecordedDex: number[] = [];
+    for (const i of pending) {
+      const price = tracked.get(questions[i]!.token)?.price;
+      if (price?.pool === undefined || price.quote === undefined) continue;
+      (exclusiveContracts.has(price.pool) ? bySyncs : byRecordedDex).push(i);
+    }
+    const [syncPrices, dexPoints] = await Promise.all([
+      fromSyncs(bySyncs.map((i) => questions[i]!)),
+      recorded(
+        byRecordedDex.map((i) => questions[i]!),
+        "dex",
+      ),
+    ]);
+    bySyncs.forEach((i, k) => {
+      answers[i] = syncPrices[k] ?? null;
+    });
+    byRecordedDex.forEach((i, k) => {
+      answers[i] = dexPoints[k] ?? null;
+    });
+    return questions.map((q, i) => answers[i] ?? staticPrice(tracked.get(q.token), q.time));
+  }
+
+  async function pricesAt(queries: readonly PriceQuery[]): Promise<(Price | null)[]> {
+    // The same question asked twice (transfers of one token in one block) is answered once.
+    const keys = queries.map((q) => `${q.token.toLowerCase()}|${q.time.getTime()}|${q.blockNumber ?? ""}`);
+    const unique = new Map<string, Question>();
+    queries.forEach((q, i) => {
+      if (!unique.has(keys[i]!))
+        unique.set(keys[i]!, { ...q, token: q.token.toLowerCase(), path: new Set() });
+    });
+    const questions = [...unique.values()];
+    const answers = await resolve(questions);
+    const byKey = new Map([...unique.keys()].map((key, i) => [key, answers[i] ?? null]));
+    return keys.map((key) => byKey.get(key) ?? null);
+  }
+
+  return {
+    async priceAt(token, time, blockNumber) {
+      const [price] = await pricesAt([{ token, time, blockNumber }]);
+      return price ?? null;
+    },
+    pricesAt,
+  };
+}

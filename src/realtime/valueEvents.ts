@@ -1,0 +1,98 @@
+import type { IngestEvent } from "../ingest/broadcaster.ts";
+import { errorMessage } from "../internal/errors.ts";
+import type { Logger } from "../internal/logger.ts";
+import { NO_VALUE, type TransactionValue, type TransactionValuer } from "../prices/transactionValues.ts";
+import { encodeTransaction, encodeTransfers } from "../store/encode.ts";
+import type { HubEvent, HubSource, PreparedEvent } from "./createHub.ts";
+import { eventTopics } from "./eventTopics.ts";
+import { serializeEventData, type TransactionJsonOf } from "./serverMessages.ts";
+
+/**
+ * The events of `source` with their transactions valued at block time (SPEC §10.2), for the WebSocket hub:
+ * each transaction event of this process becomes a prepared event whose data carries `valueUsd` like
+ * `GET /api/tx/:hash`. Events keep their order; those that arrive while a batch is valued are valued together
+ * (one price-history call per batch). Prepared events (the PostgreSQL fan-out values its own) and removals
+ * pass through in their place. A failed valuation sends the transactions unvalued (null) rather than not at all.
+ */
+export function valueEvents(
+  source: HubSource,
+  deps: { transactionJson: TransactionJsonOf; value: TransactionValuer; logger: Logger },
+): HubSource {
+  const listeners = new Set<(event: HubEvent) => void>();
+  let unsubscribe: (() => void) | undefined;
+  let queue: HubEvent[] = [];
+  let running = false;
+
+  const emit = (event: HubEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+
+  async function valueBatch(batch: HubEvent[]): Promise<void> {
+    const ingest = batch.filter(
+      (e): e is Extract<IngestEvent, { type: "transaction" }> =>
+        !("prepared" in e) && e.type === "transaction",
+    );
+    let values = new Map<string, TransactionValue>();
+    try {
+      values = await deps.value(
+        ingest.map((e) => ({
+          tx: encodeTransaction(e.transaction, e.source),
+          transfers: encodeTransfers(e.transaction),
+        })),
+      );
+    } catch (error) {
+      deps.logger.warn({ error: errorMessage(error) }, "transactions sent without USD values");
+    }
+    for (const event of batch) {
+      if ("prepared" in event || event.type === "removed") {
+        emit(event);
+        continue;
+      }
+      const prepared: PreparedEvent = {
+        type: "transaction",
+        prepared: true,
+        topics: eventTopics(event),
+        data: serializeEventData(
+          event,
+          deps.transactionJson,
+          values.get(event.transaction.hash.toLowerCase()) ?? NO_VALUE,
+        ),
+      };
+      emit(prepared);
+    }
+  }
+
+  async function run(): Promise<void> {
+    running = true;
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      try {
+        await valueBatch(batch);
+      } catch (error) {
+        // Must not stop the stream: later events are still delivered, and the error is visible.
+        deps.logger.error({ error: errorMessage(error) }, "websocket events not delivered");
+      }
+    }
+    running = false;
+  }
+
+  const onEvent = (event: HubEvent) => {
+    queue.push(event);
+    if (!running) void run();
+  };
+
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      unsubscribe ??= source.subscribe(onEvent);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0) {
+          unsubscribe?.();
+          unsubscribe = undefined;
+        }
+      };
+    },
+  };
+}

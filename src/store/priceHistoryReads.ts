@@ -1,0 +1,131 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "./createDatabase.ts";
+import { insertRows } from "./insertRows.ts";
+import { logs, priceHistory, SYNC_TOPIC, transactions } from "./schema.ts";
+
+/**
+ * Reads and writes of price history (SPEC §10.1): recorded points (`price_history`) and the reserves of pools
+ * at past blocks from their stored `Sync` logs (`logs_sync_idx`). Every read answers many questions in one
+ * statement (a LATERAL seek per question): a page of transactions costs a statement per tier, not per row.
+ */
+
+/** A recorded price: what the engine resolved, or an hourly point of the api backfill. */
+export type PricePointRow = {
+  /** lowercase */
+  tokenAddress: string;
+  /** api | dex | static */
+  source: string;
+  /** when the price was true */
+  time: Date;
+  priceUsd: number;
+  /** engine | backfill */
+  origin: "engine" | "backfill";
+};
+
+/** Store points, in one statement; a point at the same (token, tier, time) replaces the earlier one. */
+export async function insertPricePoints(db: Db, rows: readonly PricePointRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  // One row per key: PostgreSQL refuses to update a row twice in one statement.
+  const unique = new Map(rows.map((r) => [`${r.tokenAddress}|${r.source}|${r.time.getTime()}`, r]));
+  await insertRows(
+    db,
+    priceHistory,
+    [...unique.values()].map((r) => ({ ...r, tokenAddress: r.tokenAddress.toLowerCase() })),
+    {
+      onConflict: sql`on conflict (token_address, source, time) do update set price_usd = excluded.price_usd,
+        origin = excluded.origin, recorded_at = now()
+        where ${priceHistory.priceUsd} is distinct from excluded.price_usd`,
+    },
+  );
+}
+
+/** One question for `getRecordedPricesAt`: the token's last `source` point at or before `at`. */
+export type RecordedPriceQuery = { token: string; source: string; at: Date };
+
+/**
+ * For each question, the last recorded point of its token and tier at or before `at` and at most
+ * `maxAgeMs` older than it (the primary key, walked backwards), or null. Answers in the questions' order.
+ */
+export async function getRecordedPricesAt(
+  db: Db,
+  queries: readonly RecordedPriceQuery[],
+  maxAgeMs: number,
+): Promise<({ priceUsd: number; time: Date } | null)[]> {
+  if (queries.length === 0) return [];
+  const json = JSON.stringify(
+    queries.map((q, i) => ({ i, token: q.token.toLowerCase(), source: q.source, at: q.at.toISOString() })),
+  );
+  const h = priceHistory;
+  const result = await db.execute<{ i: number; price_usd: number; time: string | Date }>(sql`
+    select q.i, p.price_usd, p.time
+    from json_to_recordset(${json}::json) as q(i int, token text, source text, at timestamptz)
+    cross join lateral (
+      select ${h.priceUsd} as price_usd, ${h.time} as time from ${h}
+      where ${h.tokenAddress} = q.token and ${h.source} = q.source and ${h.time} <= q.at
+        and ${h.time} >= q.at - ${maxAgeMs / 1000}::float8 * interval '1 second'
+      order by ${h.time} desc limit 1
+    ) p`);
+  const answers: ({ priceUsd: number; time: Date } | null)[] = queries.map(() => null);
+  for (const row of result.rows) {
+    answers[Number(row.i)] = { priceUsd: Number(row.price_usd), time: new Date(row.time) };
+  }
+  return answers;
+}
+
+/**
+ * One question for `getSyncReservesAt`: the pool's last `Sync` at or before `blockNumber`, or, without one,
+ * at or before the last stored block whose time is at or before `at`.
+ */
+export type SyncQuery = { pool: string; blockNumber?: number | undefined; at: Date };
+
+/** A pool's reserves as its `Sync` log states them, and the block of that log. */
+export type SyncReserves = { reserve0: bigint; reserve1: bigint; blockNumber: number };
+
+/**
+ * For each question, the reserves of the pool's last stored `Sync` log at or before the block (the pool's
+ * state after that block), or null when none is stored. `Sync` logs are stored with the transactions that
+ * emit them when the pool is an exclusive configured contract; a reorg removes them with their block.
+ */
+export async function getSyncReservesAt(
+  db: Db,
+  queries: readonly SyncQuery[],
+): Promise<(SyncReserves | null)[]> {
+  if (queries.length === 0) return [];
+  const json = JSON.stringify(
+    queries.map((q, i) => ({
+      i,
+      pool: q.pool.toLowerCase(),
+      block: q.blockNumber ?? null,
+      at: q.at.toISOString(),
+    })),
+  );
+  const t = transactions;
+  const result = await db.execute<{ i: number; block_number: string | number; data: string }>(sql`
+    select q.i, s.block_number, s.data
+    from json_to_recordset(${json}::json) as q(i int, pool text, block bigint, at timestamptz)
+    cross join lateral (
+      select coalesce(q.block, (
+        select max(${t.blockNumber}) from ${t} where ${t.blockTimestamp} = (
+          select max(${t.blockTimestamp}) from ${t} where ${t.blockTimestamp} <= q.at))) as bound
+    ) b
+    cross join lateral (
+      select ${logs.blockNumber} as block_number, ${logs.data} as data from ${logs}
+      where ${logs.address} = q.pool and ${sql.raw(`topics[1] = '${SYNC_TOPIC}'`)}
+        and ${logs.blockNumber} <= b.bound
+      order by ${logs.blockNumber} desc nulls last, ${logs.transactionIndex} desc nulls last,
+        ${logs.logIndex} desc nulls last
+      limit 1
+    ) s`);
+  const answers: (SyncReserves | null)[] = queries.map(() => null);
+  for (const row of result.rows) {
+    const reserves = decodeSyncData(row.data);
+    if (reserves) answers[Number(row.i)] = { ...reserves, blockNumber: Number(row.block_number) };
+  }
+  return answers;
+}
+
+/** `Sync(uint112 reserve0, uint112 reserve1)`'s data: two 32-byte words; null when malformed. */
+function decodeSyncData(data: string): { reserve0: bigint; reserve1: bigint } | null {
+  if (!/^0x[0-9a-fA-F]{128}$/.test(data)) return null;
+  return { reserve0: BigInt(`0x${data.slice(2, 66)}`), reserve1: BigInt(`0x${data.slice(66, 130)}`) };
+}
