@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { captureQueries, explainQuery } from "../../test/helpers/explain.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import type { Address, Config, TokenConfig } from "../config/schema.ts";
 import type { Db } from "../store/createDatabase.ts";
@@ -135,5 +136,50 @@ describe("priceAt", () => {
       [1.8, "dex"],
       null,
     ]);
+  });
+});
+
+describe("pricesAt at scale", () => {
+  test("behavior: 100 questions cost a few statements, each walking its index", async () => {
+    // 6,000 transactions over 250 days with a log each, one in five a Sync of P; 2,000 api points of Q.
+    await db.execute(sql`
+      insert into transactions (hash, block_number, block_hash, transaction_index, block_timestamp, from_address,
+        to_address, value_wei, gas_used, gas_price, status, protocol, action_type, function_name, function_args,
+        source)
+      select lpad(to_hex(i), 66, '0'), 1000 + i, lpad(to_hex(i), 66, '0'), 0,
+        ${at(24).toISOString()}::timestamptz + i * interval '1 hour', ${hex(1, 40)}, ${P}, 0, 21000, 1, true, 'p',
+        'swap', 'swap', '{}', 'poll'
+      from generate_series(1, 6000) i`);
+    await db.execute(sql`
+      insert into logs (tx_hash, log_index, block_number, transaction_index, address, topics, data)
+      select lpad(to_hex(i), 66, '0'), 0, 1000 + i, 0, case when i % 5 = 0 then ${P} else ${hex(0xcc, 40)} end,
+        array[case when i % 5 = 0 then ${SYNC_TOPIC} else '0x' || lpad('1', 64, '0') end],
+        '0x' || lpad(to_hex(1000 + i), 64, '0') || lpad(to_hex(100000000000 + i), 64, '0')
+      from generate_series(1, 6000) i`);
+    await db.execute(sql`
+      insert into price_history (token_address, source, time, price_usd, origin)
+      select ${Q}, 'api', ${at(24).toISOString()}::timestamptz + i * interval '3 hours', 1, 'backfill'
+      from generate_series(1, 2000) i`);
+    await db.execute(sql`analyze transactions`);
+    await db.execute(sql`analyze logs`);
+    await db.execute(sql`analyze price_history`);
+    const questions = Array.from({ length: 100 }, (_, i) => ({
+      token: i % 2 === 0 ? A : Q,
+      time: at(24 + 50 * i + 0.5),
+      ...(i % 4 === 0 ? {} : { blockNumber: 1000 + 50 * i }),
+    }));
+    const queries = await captureQueries(tdb.database, () => history.pricesAt(questions));
+    // api (A and Q), Syncs (A), api of the quote Q: one level of quotes
+    expect(queries.length).toBeLessThanOrEqual(4);
+    const plans = await Promise.all(queries.map((q) => explainQuery(tdb.database, q)));
+    const all = plans.join("\n---\n");
+    expect(all).toContain("price_history_pk");
+    expect(all).toContain("logs_sync_idx");
+    expect(all).toContain("transactions_timestamp_idx");
+    expect(all).not.toMatch(/Seq Scan on (logs|price_history|transactions)/);
+    const answers = await history.pricesAt(questions);
+    // Q: an api point every 3 hours (at most an hour old at half past only when one is on that hour), else static 1
+    expect(answers.filter((a, i) => i % 2 === 1 && a?.usd === 1)).toHaveLength(50);
+    expect(answers.filter((a, i) => i % 2 === 0 && a?.source === "dex").length).toBeGreaterThan(40);
   });
 });

@@ -6,7 +6,7 @@ import { type DedicatedConnection, openDedicatedConnection } from "./dedicatedCo
 /** The channel migration 0009 NOTIFYs on commit, with the written table's name as the payload. */
 export const CHANGES_CHANNEL = "protoscan_changes";
 
-/** Tables whose committed writes are announced on `CHANGES_CHANNEL` (migration 0009). */
+/** Tables whose committed writes are announced on `CHANGES_CHANNEL` (migrations 0009 and 0015). */
 export type NotifiedTable = "token_balances" | "indexer_cursor" | "price_history";
 
 /** What listeners hear: a table a commit wrote, or `"*"` when notices may have been missed (session lost). */

@@ -1,4 +1,4 @@
-import { and, eq, min, sql } from "drizzle-orm";
+import { eq, min, sql } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
 import { insertRows } from "./insertRows.ts";
 import type { PricePointRow } from "./priceHistoryReads.ts";
@@ -51,11 +51,4 @@ export async function saveBackfillStep(
         set: { coveredFrom: values.coveredFrom, coveredTo: values.coveredTo, updatedAt: values.updatedAt },
       });
   });
-}
-
-/** Forget a token's progress (tests). */
-export async function deleteBackfillProgress(db: Db, token: string, provider: string): Promise<void> {
-  await db
-    .delete(priceBackfill)
-    .where(and(eq(priceBackfill.tokenAddress, token), eq(priceBackfill.provider, provider)));
 }
