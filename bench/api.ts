@@ -5,12 +5,14 @@
  * DEMO token has 50,000 holders, through the store's own write path (`commitBatch`), checks that the
  * counters the triggers keep match the generator's account, starts the API (`buildApp`, listening on
  * 127.0.0.1) in this process with a stand-in JSON-RPC node in a child process, and measures each endpoint
- * with autocannon (50 connections, 10 s after a 2 s warm-up) run from another child process. A bare Fastify
- * route returning a constant body of a transaction's size and of a page's size, served by this process too,
- * gives the framework ceiling. Prints req/s, p50/p99 and PASS/MISS per target; then streams the CSV export of
- * DEMO's transfers once (rows/s, the server's peak RSS). See docs/performance.md.
+ * with autocannon (50 connections, 10 s after a 2 s warm-up) run from another child process. A bare
+ * `node:http` server and a bare Fastify route, each sending a real transaction's and a real page's bytes,
+ * served by this process too, give the socket's and the framework's ceilings. Prints req/s, p50/p99, the
+ * shares of both ceilings and PASS/MISS per target; then streams the CSV export of DEMO's transfers once
+ * (rows/s, the server's peak RSS). See docs/performance.md.
  */
 import { mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { Session } from "node:inspector/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
@@ -27,7 +29,7 @@ import { tuneV8 } from "../src/internal/tuneV8.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
 import { apiBenchConfig, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
-import { formatTable, judge, type Measured } from "./api/apiReport.ts";
+import { formatTable, judge, type Measured, medianOfRounds, type ServerResult } from "./api/apiReport.ts";
 import { type BenchDatabase, openBenchDatabase } from "./api/benchDatabase.ts";
 import { caughtUpIndexer } from "./api/caughtUpIndexer.ts";
 import { type Child, runningChildren, startChild } from "./api/children.ts";
@@ -171,10 +173,11 @@ async function main(): Promise<void> {
   cleanups.push(() => app.close());
   const origin = await app.listen({ host: "127.0.0.1", port: 0 });
 
-  // Inputs: hashes spread over the whole history, the busiest user's page 10, the 1,000 busiest users, and
-  // 1,000 hours of history up to now (the dataset's newest block is now).
+  // Inputs: 5,000 hashes spread over the whole history (their bodies fit the tx cache's 16 MiB), the busiest
+  // user's page 10, the 1,000 busiest users, and 1,000 hours of history up to now (the dataset's newest block
+  // is now).
   const historyTo = Math.floor(Date.now() / 1000);
-  const hashes = e.hashes().filter((_, i) => i % 10 === 7);
+  const hashes = e.hashes().filter((_, i) => i % 20 === 7);
   const busiest = e.busiest(1000, new Set(dataset.users));
   const top = busiest[0]!;
   const endpoints = apiEndpoints({
@@ -185,14 +188,28 @@ async function main(): Promise<void> {
     historyRange: { from: historyTo - 999 * 3600, to: historyTo },
   });
 
-  // The ceiling: the same process, a bare Fastify (no plugins, no schemas) sending a constant JSON body, a
-  // real response's bytes, serialized and encoded once (a Buffer, as the API's cached bodies are).
-  const txBody = Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`)));
-  const pageBody = Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")));
-  const ceilingApp = Fastify({ logger: false });
+  // The ceilings: the same process sending a real response's bytes, serialized and encoded once (a Buffer, as
+  // the API's cached bodies are), with the same Content-Type: from a bare `node:http` server (the socket's
+  // ceiling, what the targets are judged against) and from a bare Fastify (no plugins, no schemas).
+  const bodies = new Map([
+    ["/ceiling/tx", Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`)))],
+    ["/ceiling/page", Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")))],
+  ]);
   const json = "application/json; charset=utf-8";
-  ceilingApp.get("/ceiling/tx", (_request, reply) => reply.type(json).send(txBody));
-  ceilingApp.get("/ceiling/page", (_request, reply) => reply.type(json).send(pageBody));
+  const nodeServer = createServer((request, response) => {
+    const body = bodies.get(request.url ?? "");
+    if (!body) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": json, "content-length": body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => nodeServer.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise((resolve) => nodeServer.close(resolve)));
+  const nodeAddress = nodeServer.address();
+  const nodeOrigin = `http://127.0.0.1:${typeof nodeAddress === "object" && nodeAddress ? nodeAddress.port : 0}`;
+  const ceilingApp = Fastify({ logger: false });
+  for (const [path, body] of bodies) ceilingApp.get(path, (_request, reply) => reply.type(json).send(body));
   cleanups.push(() => ceilingApp.close());
   const ceilingOrigin = await ceilingApp.listen({ host: "127.0.0.1", port: 0 });
 
@@ -215,9 +232,9 @@ async function main(): Promise<void> {
   await load.next();
   out(
     `\nload: autocannon in a child process (pid ${load.pid}), ${args.connections} connections, ` +
-      `${args.warmupSeconds} s warm-up + ${args.seconds} s per endpoint; server: this process (pid ${process.pid})`,
+      `${args.warmupSeconds} s warm-up + ${args.seconds} s per endpoint, ${args.rounds} round(s); server: this process (pid ${process.pid})`,
   );
-  const measured: Measured[] = [];
+  const rounds: Measured[][] = [];
   let id = 0;
   const measure = async (endpoint: Endpoint, at: string) => {
     const request: LoadRequest = {
@@ -230,20 +247,37 @@ async function main(): Promise<void> {
       warmupRequests: endpoint.warmFullRotation ? endpoint.paths.length : 0,
     };
     const profiler = args.profileDir ? await startProfiler() : null;
-    const result = await load.ask<LoadResult & { error?: string }>(request);
+    // The server's CPU time (this process, every thread) per measured request, warm-up excluded: unlike
+    // req/s, it does not depend on whether the load generator or the server is the one short of a core.
+    const first = await load.ask<{ measuring?: true } & LoadResult & { error?: string }>(request);
+    const cpuBefore = process.cpuUsage();
+    const answer = first.measuring ? await load.next<LoadResult & { error?: string }>() : first;
+    const cpu = process.cpuUsage(cpuBefore);
+    const result: ServerResult = {
+      ...answer,
+      cpuMicrosPerRequest: answer.requests > 0 ? (cpu.user + cpu.system) / answer.requests : 0,
+    };
     if (profiler && args.profileDir) {
       const file = join(args.profileDir, `${endpoint.key}.cpuprofile`);
       await mkdir(args.profileDir, { recursive: true });
       await writeFile(file, JSON.stringify(await profiler.stop()));
     }
-    if (result.error) throw new Error(`autocannon failed on ${endpoint.label}: ${result.error}`);
-    measured.push({ endpoint, result });
+    if (answer.error) throw new Error(`autocannon failed on ${endpoint.label}: ${answer.error}`);
+    rounds.at(-1)!.push({ endpoint, result });
     out(
-      `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`,
+      `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
+        `server CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/request`,
     );
   };
-  for (const ep of ceilingEndpoints()) await measure(ep, ceilingOrigin);
-  for (const ep of selected) await measure(ep, origin);
+  // Each round measures the ceilings, then the endpoints: figures are the median of the rounds, so a burst of
+  // load from elsewhere on the machine during one measurement does not decide a ratio.
+  for (let round = 1; round <= args.rounds; round++) {
+    if (args.rounds > 1) out(` round ${round} of ${args.rounds}`);
+    rounds.push([]);
+    for (const ep of ceilingEndpoints())
+      await measure(ep, ep.ceiling === "node" ? nodeOrigin : ceilingOrigin);
+    for (const ep of selected) await measure(ep, origin);
+  }
 
   // The CSV export of DEMO's transfers (SPEC §10.4): one request, streamed, timed, RSS sampled.
   let exported: ExportMeasure | null = null;
@@ -260,7 +294,7 @@ async function main(): Promise<void> {
     );
   }
 
-  const verdicts = judge(measured);
+  const verdicts = judge(medianOfRounds(rounds));
   out(`\n${formatTable(verdicts)}`);
   const machine = `${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
   out(
@@ -284,6 +318,8 @@ async function main(): Promise<void> {
             label: v.measured.endpoint.label,
             ...v.measured.result,
             ratio: v.ratio,
+            fastifyRatio: v.fastifyRatio,
+            cpuRatio: v.cpuRatio,
             status: v.status,
             misses: v.misses,
           })),

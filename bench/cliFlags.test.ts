@@ -68,7 +68,10 @@ describe("bench:index and bench:api command lines", () => {
       rounds: 3,
       baseline: "main~2",
     });
-    expect(parseApiBenchArgs(["--warmup", "0", "--only", "tx,recent", "--data-dir", "d"])).toMatchObject({
+    expect(
+      parseApiBenchArgs(["--warmup", "0", "--only", "tx,recent", "--data-dir", "d", "--rounds", "3"]),
+    ).toMatchObject({
+      rounds: 3,
       warmupSeconds: 0,
       only: ["tx", "recent"],
       dataDir: "d",

@@ -5,6 +5,8 @@ export type ApiBenchArgs = {
   seconds: number;
   /** dropped seconds before each measurement (`--warmup`, default 2) */
   warmupSeconds: number;
+  /** times every endpoint (ceilings included) is measured, in turn; figures are the medians (`--rounds`, default 1) */
+  rounds: number;
   /** concurrent connections (`--connections`, default 50) */
   connections: number;
   /** transactions seeded (`--transactions`, default 100,000; two transfers each) */
@@ -21,7 +23,7 @@ export type ApiBenchArgs = {
   profileDir: string | null;
 };
 
-const USAGE = `usage: npm run bench:api -- [--seconds 10] [--warmup 2] [--connections 50] [--transactions 100000]
+const USAGE = `usage: npm run bench:api -- [--seconds 10] [--warmup 2] [--rounds 1] [--connections 50] [--transactions 100000]
        [--holders 50000] [--only key,key] [--data-dir <dir>] [--json results.json] [--profile <dir>]
 Runs on PGlite (memory://, or --data-dir) by default; on a fresh database of the PostgreSQL server of
 DATABASE_URL when it is set (created and dropped).`;
@@ -31,6 +33,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchArgs {
   const args: ApiBenchArgs = {
     seconds: 10,
     warmupSeconds: 2,
+    rounds: 1,
     connections: 50,
     transactions: 100_000,
     holders: 50_000,
@@ -42,6 +45,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchArgs {
   parseFlags(argv, USAGE, (flag, read) => {
     if (flag === "--seconds") args.seconds = read.integer();
     else if (flag === "--warmup") args.warmupSeconds = read.integer(0);
+    else if (flag === "--rounds") args.rounds = read.integer();
     else if (flag === "--connections") args.connections = read.integer();
     else if (flag === "--transactions") args.transactions = read.integer();
     else if (flag === "--holders") args.holders = read.integer();

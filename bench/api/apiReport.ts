@@ -1,17 +1,64 @@
 import type { Endpoint } from "./endpoints.ts";
 import type { LoadResult } from "./loadWorker.ts";
 
-export type Measured = { endpoint: Endpoint; result: LoadResult };
+/** What the load worker measured, with the server's CPU time per request (µs, this process, warm-up excluded). */
+export type ServerResult = LoadResult & { cpuMicrosPerRequest: number };
+
+export type Measured = { endpoint: Endpoint; result: ServerResult };
 
 export type Verdict = {
   measured: Measured;
-  /** the ceiling of the most similar body size, and this endpoint's req/s as a share of it */
+  /** the bare `node:http` ceiling of the most similar body size, and this endpoint's req/s as a share of it */
   ceiling: Measured | null;
   ratio: number | null;
+  /** the same against the bare Fastify ceiling (information: what the framework itself costs) */
+  fastifyRatio: number | null;
+  /**
+   * the `node:http` ceiling's server CPU per request over this endpoint's (information): the req/s a server
+   * with a core of its own would reach, as a share of the ceiling's
+   */
+  cpuRatio: number | null;
   /** PASS, MISS (a target missed), ERROR (non-2xx answers or socket errors: the figures are not valid) */
   status: "PASS" | "MISS" | "ERROR" | "-";
   misses: string[];
 };
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/**
+ * One measurement per endpoint from several rounds of the same endpoints: the median of each rate, latency
+ * and CPU figure (the worst `max`), and the sums of the counts, so an error in any round is still an error.
+ */
+export function medianOfRounds(rounds: readonly (readonly Measured[])[]): Measured[] {
+  return (rounds[0] ?? []).map(({ endpoint }) => {
+    const results = rounds
+      .flatMap((round) => round.filter((m) => m.endpoint.key === endpoint.key))
+      .map((m) => m.result);
+    const mid = (pick: (r: ServerResult) => number) => median(results.map(pick));
+    const sum = (pick: (r: ServerResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+    return {
+      endpoint,
+      result: {
+        id: results[0]!.id,
+        requestsPerSecond: mid((r) => r.requestsPerSecond),
+        p50: mid((r) => r.p50),
+        p90: mid((r) => r.p90),
+        p99: mid((r) => r.p99),
+        max: Math.max(...results.map((r) => r.max)),
+        bytesPerResponse: mid((r) => r.bytesPerResponse),
+        requests: sum((r) => r.requests),
+        non2xx: sum((r) => r.non2xx),
+        errors: sum((r) => r.errors),
+        timeouts: sum((r) => r.timeouts),
+        cpuMicrosPerRequest: mid((r) => r.cpuMicrosPerRequest),
+      },
+    };
+  });
+}
 
 /** The ceiling whose mean response size is closest to `m`'s (on a log scale). */
 function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | null {
@@ -23,30 +70,62 @@ function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | 
   return best;
 }
 
-/** Check every measured endpoint against its targets. */
+/** Check every measured endpoint against its targets (ratios against the `node:http` ceilings). */
 export function judge(all: readonly Measured[]): Verdict[] {
-  const ceilings = all.filter((m) => m.endpoint.ceiling);
+  const nodeCeilings = all.filter((m) => m.endpoint.ceiling === "node");
+  const fastifyCeilings = all.filter((m) => m.endpoint.ceiling === "fastify");
+  const share = (m: Measured, c: Measured | null) =>
+    c ? m.result.requestsPerSecond / c.result.requestsPerSecond : null;
   return all.map((m) => {
     const failed = m.result.non2xx > 0 || m.result.errors > 0 || m.result.requests === 0;
-    if (m.endpoint.ceiling)
-      return { measured: m, ceiling: null, ratio: null, status: failed ? "ERROR" : "-", misses: [] };
-    const ceiling = nearestCeiling(m, ceilings);
-    const ratio = ceiling ? m.result.requestsPerSecond / ceiling.result.requestsPerSecond : null;
+    if (m.endpoint.ceiling) {
+      const status = failed ? "ERROR" : "-";
+      return {
+        measured: m,
+        ceiling: null,
+        ratio: null,
+        fastifyRatio: null,
+        cpuRatio: null,
+        status,
+        misses: [],
+      };
+    }
+    const ceiling = nearestCeiling(m, nodeCeilings);
+    const ratio = share(m, ceiling);
+    const fastifyRatio = share(m, nearestCeiling(m, fastifyCeilings));
+    const cpuRatio =
+      ceiling && m.result.cpuMicrosPerRequest > 0
+        ? ceiling.result.cpuMicrosPerRequest / m.result.cpuMicrosPerRequest
+        : null;
     const misses: string[] = [];
     const { p99TargetMs, minCeilingRatio } = m.endpoint;
     if (p99TargetMs !== null && m.result.p99 > p99TargetMs)
       misses.push(`p99 ${m.result.p99} ms > ${p99TargetMs} ms`);
     if (minCeilingRatio !== null && ratio !== null && ratio < minCeilingRatio) {
-      misses.push(`${(ratio * 100).toFixed(0)}% of the ceiling < ${minCeilingRatio * 100}%`);
+      misses.push(`${(ratio * 100).toFixed(0)}% of the node:http ceiling < ${minCeilingRatio * 100}%`);
     }
     const status = failed ? "ERROR" : misses.length > 0 ? "MISS" : "PASS";
-    return { measured: m, ceiling, ratio, status, misses };
+    return { measured: m, ceiling, ratio, fastifyRatio, cpuRatio, status, misses };
   });
 }
 
 /** The results table printed by `npm run bench:api` (markdown, so it can be pasted into the docs). */
 export function formatTable(verdicts: readonly Verdict[]): string {
-  const head = ["endpoint", "req/s", "p50 ms", "p99 ms", "max ms", "bytes", "vs ceiling", "target", "result"];
+  const head = [
+    "endpoint",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "max ms",
+    "bytes",
+    "vs node:http",
+    "vs Fastify",
+    "CPU µs/req",
+    "CPU vs node:http",
+    "target",
+    "result",
+  ];
+  const percent = (ratio: number | null) => (ratio === null ? "-" : `${(ratio * 100).toFixed(0)}%`);
   const rows = verdicts.map((v) => {
     const r = v.measured.result;
     const e = v.measured.endpoint;
@@ -63,15 +142,18 @@ export function formatTable(verdicts: readonly Verdict[]): string {
       r.bytesPerResponse.toFixed(0),
       v.ratio === null
         ? "-"
-        : `${(v.ratio * 100).toFixed(0)}% (${v.ceiling?.endpoint.key === "ceilingTx" ? "tx" : "page"})`,
+        : `${percent(v.ratio)} (${v.ceiling?.endpoint.key === "ceilingNodeTx" ? "tx" : "page"})`,
+      percent(v.fastifyRatio),
+      r.cpuMicrosPerRequest.toFixed(1),
+      percent(v.cpuRatio),
       targets.join(", ") || "-",
       v.status,
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => (i === 0 || i >= 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (i === 0 || i >= 7 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
+    `| ${cells.map((c, i) => (i === 0 || i >= 10 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (i === 0 || i >= 10 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const notes = verdicts.flatMap((v) => {
     const r = v.measured.result;
     const out = v.misses.map((m) => `  MISS  ${v.measured.endpoint.label}: ${m}`);

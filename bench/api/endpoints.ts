@@ -10,10 +10,15 @@ export type Endpoint = {
   paths: string[];
   /** p99 latency target in ms (null for the ceilings) */
   p99TargetMs: number | null;
-  /** minimum req/s as a share of the ceiling of similar body size (null: no such target) */
+  /**
+   * minimum req/s as a share of the bare `node:http` ceiling of similar body size (null: no such target)
+   */
   minCeilingRatio: number | null;
-  /** a bare Fastify route returning a constant body: the framework ceiling */
-  ceiling?: boolean;
+  /**
+   * a ceiling, not an API endpoint: a bare `node:http` server (the socket's ceiling) or a bare Fastify route
+   * (the framework's) returning a constant body
+   */
+  ceiling?: "node" | "fastify";
   /** warm up with one pass over `paths` too (a rotation the caches are meant to hold) */
   warmFullRotation?: boolean;
 };
@@ -23,9 +28,9 @@ export const CEILING_RATIO_TARGET = 0.5;
 
 /** What the endpoints need from the seeded data. */
 export type EndpointInputs = {
-  /** transaction hashes to rotate through (as many as the tx cache keeps: after the warm-up, every one hits) */
+  /** transaction hashes to rotate through (fewer than the tx cache keeps: after the warm-up, every one hits) */
   hashes: readonly string[];
-  /** every stored hash, in a rotation ten times the tx cache: every request misses it (the cold read) */
+  /** every stored hash, a rotation far larger than the tx cache: every request misses it (the cold read) */
   coldHashes: readonly string[];
   /** addresses (holders, senders) to rotate through for the address view */
   addresses: readonly string[];
@@ -36,8 +41,8 @@ export type EndpointInputs = {
 };
 
 /**
- * The endpoints of issue 4 item 6 and issue 6: every listed one must answer p99 <= 25 ms at 50 connections,
- * tx by hash and recent transactions also >= 50% of the framework ceiling.
+ * The endpoints of issue 4 item 6, issue 6 and issue 18 item 4: every listed one must answer p99 <= 25 ms at
+ * 50 connections, tx by hash and recent transactions also >= 50% of the bare `node:http` ceiling.
  */
 export function apiEndpoints(inputs: EndpointInputs): Endpoint[] {
   const demo = getAddress(BENCH_TOKENS.DEMO.address);
@@ -107,18 +112,23 @@ export function apiEndpoints(inputs: EndpointInputs): Endpoint[] {
   ];
 }
 
-/** The two framework ceilings: constant bodies the size of one transaction and of a 25-transaction page. */
+/**
+ * The four ceilings: a bare `node:http` server and a bare Fastify route, each sending a constant body the size
+ * of one transaction and of a 25-transaction page (a real response's bytes).
+ */
 export function ceilingEndpoints(): Endpoint[] {
-  const ceiling = (key: string, label: string, path: string): Endpoint => ({
+  const ceiling = (key: string, label: string, path: string, kind: "node" | "fastify"): Endpoint => ({
     key,
     label,
     paths: [path],
     p99TargetMs: null,
     minCeilingRatio: null,
-    ceiling: true,
+    ceiling: kind,
   });
   return [
-    ceiling("ceilingTx", "ceiling: bare Fastify, tx-sized body", "/ceiling/tx"),
-    ceiling("ceilingPage", "ceiling: bare Fastify, page-sized body", "/ceiling/page"),
+    ceiling("ceilingNodeTx", "ceiling: bare node:http, tx-sized body", "/ceiling/tx", "node"),
+    ceiling("ceilingNodePage", "ceiling: bare node:http, page-sized body", "/ceiling/page", "node"),
+    ceiling("ceilingTx", "ceiling: bare Fastify, tx-sized body", "/ceiling/tx", "fastify"),
+    ceiling("ceilingPage", "ceiling: bare Fastify, page-sized body", "/ceiling/page", "fastify"),
   ];
 }

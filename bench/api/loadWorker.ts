@@ -1,7 +1,8 @@
 /**
  * The load generator of `npm run bench:api`, in a process of its own so that autocannon's work is not done
  * on the event loop of the server it measures (the two still share the machine's cores). The parent sends
- * one `LoadRequest` at a time over IPC and gets a `LoadResult` back.
+ * one `LoadRequest` at a time over IPC and gets `{ measuring: true }` when the warm-up is over, then a
+ * `LoadResult` (or `{ error }` alone).
  */
 import autocannon from "autocannon";
 
@@ -59,6 +60,7 @@ function run(
 async function measure(request: LoadRequest): Promise<LoadResult> {
   if (request.warmupSeconds > 0) await run(request, { seconds: request.warmupSeconds });
   if (request.warmupRequests > 0) await run(request, { amount: request.warmupRequests });
+  process.send?.({ id: request.id, measuring: true }); // the server's CPU is counted from here
   const r = await run(request, { seconds: request.seconds });
   const requests = r.requests.total;
   return {

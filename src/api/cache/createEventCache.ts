@@ -6,6 +6,8 @@ import { createResponseCache, type ResponseCache } from "./createResponseCache.t
 export type EventCacheOptions = {
   /** bodies kept at most */
   maxEntries: number;
+  /** bytes kept at most (`ResponseCacheOptions.maxBytes`): the bound for bodies of unbounded variety */
+  maxBytes?: number;
   /** which events empty it: every stored or removed transaction, or only removed ones */
   emptiedBy: "any" | "removed";
   /**
@@ -33,7 +35,10 @@ export function createEventCache<V = Buffer>(
   if (!events) return null;
   const changes = options.alsoChangedBy;
   if (changes && !changes.notices) return null;
-  const cache = createResponseCache<V>({ maxEntries: options.maxEntries });
+  const cache = createResponseCache<V>({
+    maxEntries: options.maxEntries,
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+  });
   const unsubscribe = events.subscribe((event: HubEvent) => {
     if (options.emptiedBy === "any" || event.type === "removed") cache.invalidate();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { createResponseCache } from "./createResponseCache.ts";
+import { createResponseCache, ENTRY_OVERHEAD_BYTES } from "./createResponseCache.ts";
 
 describe("createResponseCache", () => {
   test("default: a body is kept until invalidated", () => {
@@ -9,7 +9,7 @@ describe("createResponseCache", () => {
     expect(cache.get("a")).toBe('{"n":1}');
     cache.invalidate();
     expect(cache.get("a")).toBeUndefined();
-    expect(cache.stats()).toEqual({ entries: 0, hits: 1, misses: 2 });
+    expect(cache.stats()).toEqual({ entries: 0, hits: 1, misses: 2, bytes: 0 });
   });
 
   test("behavior: a body read before an invalidation is not kept after it", () => {
@@ -60,5 +60,35 @@ describe("createResponseCache", () => {
     expect(cache.get("a")).toBe("body");
     clock = 1001;
     expect(cache.get("a")).toBeUndefined();
+  });
+
+  test("behavior: past maxEntries the least recently used body is dropped, not the oldest", () => {
+    const cache = createResponseCache({ maxEntries: 2 });
+    cache.set("a", "a", cache.version());
+    cache.set("b", "b", cache.version());
+    expect(cache.get("a")).toBe("a"); // a is now the most recently used
+    cache.set("c", "c", cache.version());
+    expect([cache.get("a"), cache.get("b"), cache.get("c")]).toEqual(["a", undefined, "c"]);
+  });
+
+  test("args: maxBytes bounds the bytes kept, each entry counted with its key and overhead", () => {
+    const body = (fill: string) => Buffer.alloc(1000, fill);
+    const entry = 1000 + 2 * 2 + ENTRY_OVERHEAD_BYTES; // a two-character key
+    const cache = createResponseCache<Buffer>({ maxEntries: 1000, maxBytes: 3 * entry });
+    for (let i = 10; i < 60; i++) {
+      cache.set(String(i), body("x"), cache.version());
+      expect(cache.stats().bytes).toBeLessThanOrEqual(3 * entry);
+    }
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3 * entry });
+    const kept = ["56", "57", "58", "59"].filter((k) => cache.get(k) !== undefined);
+    expect(kept).toEqual(["57", "58", "59"]);
+    // Replacing a body frees the old one's bytes; a body larger than the whole bound is not kept.
+    cache.set("59", body("y"), cache.version());
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3 * entry });
+    cache.set("big", Buffer.alloc(4 * entry), cache.version());
+    expect(cache.get("big")).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3 * entry });
+    cache.invalidate();
+    expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0 });
   });
 });

@@ -22,12 +22,20 @@ export type ResponseCache<V = string> = {
   through(key: string, read: () => Promise<V>): Promise<V>;
   /** drop every body (something they were made from changed) */
   invalidate(): void;
-  stats(): { entries: number; hits: number; misses: number };
+  /** `bytes`: what `maxBytes` counts (0 without it) */
+  stats(): { entries: number; hits: number; misses: number; bytes: number };
 };
 
-export type ResponseCacheOptions = {
-  /** bodies kept at most; past it the oldest is dropped */
+export type ResponseCacheOptions<V> = {
+  /** bodies kept at most; past it the least recently used is dropped */
   maxEntries: number;
+  /**
+   * bytes kept at most, each entry counted as `sizeOf(body)` plus its key and `ENTRY_OVERHEAD_BYTES`; past
+   * it the least recently used are dropped, and a body larger than it all is not kept (default: no bound)
+   */
+  maxBytes?: number;
+  /** the bytes `body` holds (default: a Buffer's length, a string's UTF-16 size, else 0) */
+  sizeOf?: (body: V) => number;
   /**
    * a body older than this is read again even without an event (default 10 minutes): a bound on what a lost
    * event could leave behind, below the 15 minutes the PostgreSQL fan-out keeps events for a listener that
@@ -40,13 +48,32 @@ export type ResponseCacheOptions = {
 
 export const DEFAULT_MAX_AGE_MS = 10 * 60_000;
 
-export function createResponseCache<V = string>(options: ResponseCacheOptions): ResponseCache<V> {
+/** What an entry costs beyond its body and key: the Map slot, the entry object, a Buffer's own object. */
+export const ENTRY_OVERHEAD_BYTES = 160;
+
+/** Default `sizeOf`: the bytes of a Buffer, two per UTF-16 unit of a string, nothing for other values. */
+function defaultSizeOf(body: unknown): number {
+  if (Buffer.isBuffer(body)) return body.length;
+  return typeof body === "string" ? body.length * 2 : 0;
+}
+
+export function createResponseCache<V = string>(options: ResponseCacheOptions<V>): ResponseCache<V> {
   const maxAgeMs = options.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  const sizeOf = options.sizeOf ?? defaultSizeOf;
   const now = options.now ?? Date.now;
-  const bodies = new Map<string, { body: V; at: number }>();
+  // In least-recently-used order: a hit or a set moves its entry last, so the first is the one to drop.
+  const bodies = new Map<string, { body: V; at: number; bytes: number }>();
+  let bytes = 0;
   let generation = 0;
   let hits = 0;
   let misses = 0;
+  const drop = (key: string) => {
+    const entry = bodies.get(key);
+    if (entry === undefined) return;
+    bodies.delete(key);
+    bytes -= entry.bytes;
+  };
   const cache: ResponseCache<V> = {
     get(key) {
       const entry = bodies.get(key);
@@ -55,17 +82,21 @@ export function createResponseCache<V = string>(options: ResponseCacheOptions): 
         return undefined;
       }
       hits++;
+      bodies.delete(key);
+      bodies.set(key, entry);
       return entry.body;
     },
     version: () => generation,
     set(key, body, version) {
       if (version !== generation) return;
-      if (!bodies.has(key) && bodies.size >= options.maxEntries) {
-        const oldest = bodies.keys().next();
-        if (!oldest.done) bodies.delete(oldest.value);
+      drop(key);
+      const size = options.maxBytes === undefined ? 0 : sizeOf(body) + key.length * 2 + ENTRY_OVERHEAD_BYTES;
+      if (size > maxBytes) return;
+      while (bodies.size > 0 && (bodies.size >= options.maxEntries || bytes + size > maxBytes)) {
+        drop(bodies.keys().next().value as string);
       }
-      bodies.delete(key); // re-inserted last: the oldest entry stays first in the Map's order
-      bodies.set(key, { body, at: now() });
+      bodies.set(key, { body, at: now(), bytes: size });
+      bytes += size;
     },
     async through(key, read) {
       const hit = cache.get(key);
@@ -78,8 +109,9 @@ export function createResponseCache<V = string>(options: ResponseCacheOptions): 
     invalidate() {
       generation++;
       bodies.clear();
+      bytes = 0;
     },
-    stats: () => ({ entries: bodies.size, hits, misses }),
+    stats: () => ({ entries: bodies.size, hits, misses, bytes }),
   };
   return cache;
 }

@@ -1,14 +1,23 @@
 import type { FastifyInstance } from "fastify";
+import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
 import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
-import { DEMO } from "../../decode/testRegistry.ts";
+import type { Config } from "../../config/schema.ts";
+import { tokensByAddress } from "../../config/tokensByAddress.ts";
+import { DEMO, ROUTER, USDC } from "../../decode/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
-import { ALICE, swapTransaction } from "../../realtime/_test/fixtures.ts";
+import { createPriceHistory } from "../../prices/createPriceHistory.ts";
+import { createTransactionValuer } from "../../prices/transactionValues.ts";
+import { ALICE, BOB, swapTransaction } from "../../realtime/_test/fixtures.ts";
 import { commitBatch, removeBlocks } from "../../store/ingestWrites.ts";
+import { insertPricePoints } from "../../store/priceHistoryReads.ts";
+import { getTransactionSummary } from "../../store/transactionSummaries.ts";
 import { buildApp } from "../buildApp.ts";
+import { toTransactionsJson } from "../toTransactionJson.ts";
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
 const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
 const tx = (n: number) => swapTransaction({ hash: hash(n), blockNumber: n, blockHash: blockHash(n) });
@@ -29,10 +38,11 @@ describe("response caches of the transaction routes (with events)", () => {
   let cached: FastifyInstance;
   let uncached: FastifyInstance;
   const events = createLocalBroadcaster();
+  let config: Config;
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
-    const config = testConfig({ urls: ["http://127.0.0.1:9"] });
+    config = testConfig({ urls: ["http://127.0.0.1:9"] });
     config.protocols = [{ id: "demoswap", name: "DemoSwap", contracts: [], tvlAddresses: [], actions: {} }];
     config.tokens = [
       {
@@ -77,6 +87,83 @@ describe("response caches of the transaction routes (with events)", () => {
       expect(a.body).toBe(b.body);
     }
     expect((await cached.inject({ url: `/api/tx/${hash(9)}` })).statusCode).toBe(404);
+  });
+
+  test("default: the kept bytes are the Transaction freshly built from the stored rows, field by field (SPEC §4)", async () => {
+    const url = `/api/tx/${hash(2)}`;
+    await cached.inject({ url }); // built and kept
+    const hit = await cached.inject({ url });
+    expect(hit.statusCode).toBe(200);
+    expect(hit.headers["content-type"]).toBe("application/json; charset=utf-8");
+    const summary = await getTransactionSummary(tdb.database.db, hash(2));
+    const common = testCommon(config);
+    const valuer = createTransactionValuer(config, createPriceHistory(common, { db: tdb.database.db }));
+    const [fresh] = await toTransactionsJson([summary!], tokensByAddress(config), valuer);
+    expect(hit.json()).toEqual(JSON.parse(JSON.stringify(fresh)));
+    expect(hit.json()).toEqual({
+      txHash: hash(2),
+      blockNumber: 2,
+      blockHash: blockHash(2),
+      transactionIndex: 0,
+      blockTimestamp: "2026-11-21T08:00:00.000Z",
+      fromAddress: getAddress(ALICE),
+      toAddress: getAddress(ROUTER),
+      contractAddress: null,
+      valueWei: "0",
+      gasUsed: "21000",
+      gasPrice: "1",
+      status: true,
+      protocol: "demoswap",
+      actionType: expect.any(String),
+      functionName: "swapExactTokensForTokens",
+      decodedData: { args: expect.any(Object), events: expect.any(Array) },
+      tokenTransfers: [
+        {
+          tokenAddress: getAddress(DEMO),
+          tokenSymbol: "DEMO",
+          fromAddress: getAddress(ALICE),
+          toAddress: getAddress(ROUTER),
+          amount: (10n ** 18n).toString(),
+          decimals: 18,
+          logIndex: 0,
+          valueUsd: null,
+        },
+        {
+          tokenAddress: getAddress(USDC),
+          tokenSymbol: "",
+          fromAddress: getAddress(ROUTER),
+          toAddress: getAddress(BOB),
+          amount: "2000000",
+          decimals: 18,
+          logIndex: 1,
+          valueUsd: null,
+        },
+      ],
+      valueUsd: null,
+      source: "poll",
+    });
+  });
+
+  test("behavior: a price-history change empties the kept bodies; the next answer carries the new valueUsd", async () => {
+    const url = `/api/tx/${hash(1)}`;
+    const demoValue = async (app: FastifyInstance) =>
+      ((await app.inject({ url })).json() as { tokenTransfers: { valueUsd: number | null }[] })
+        .tokenTransfers[0]!.valueUsd;
+    const time = new Date("2026-11-21T08:00:00.000Z"); // the block's time
+    const price = (priceUsd: number) =>
+      insertPricePoints(tdb.database.db, [
+        { tokenAddress: DEMO, source: "api", time, priceUsd, origin: "backfill" },
+      ]);
+    await demoValue(cached); // kept
+    for (const usd of [2.5, 4]) {
+      await price(usd);
+      expect(await demoValue(uncached)).toBe(usd); // 1 DEMO
+      // The notice of the commit (migration 0015's trigger) arrives on its own: the cache serves the new value
+      // once it has, and would keep the old body forever without it.
+      const started = Date.now();
+      while ((await demoValue(cached)) !== usd && Date.now() - started < 5_000) await sleep(20);
+      expect(await demoValue(cached)).toBe(usd);
+    }
   });
 
   test("behavior: recent lists are kept until a transaction is stored", async () => {

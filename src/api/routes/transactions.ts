@@ -13,10 +13,19 @@ import { TransactionSchema } from "../schemas/transaction.ts";
 import { toTransactionsJson } from "../toTransactionJson.ts";
 
 /**
+ * Bytes of transaction bodies kept by `GET /api/tx/:hash`, least recently used dropped first: about 8,000
+ * transactions of 2 KB. A body is built once per transaction and kept, not rebuilt per request.
+ */
+export const TX_CACHE_BYTES = 16 * 2 ** 20;
+/** Bytes of recent-transaction lists kept (a page of 100 is about 200 KB; 25, the default, about 50 KB). */
+export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
+
+/**
  * `GET /api/tx/:hash` and `GET /api/transactions/recent` (SPEC §4 rows 5 and 6). With `deps.events`, their
  * serialized bodies are cached until an event changes them: a transaction's until a reorg removes one (a
  * stored transaction never changes otherwise; a 404 is never cached), the recent lists until any stored or
- * removed transaction; both also until price history changes (their USD values at block time).
+ * removed transaction; both also until price history changes (their USD values at block time). Both caches
+ * are bounded in bytes (docs/performance.md, "Caches and read paths").
  */
 export function registerTransactionRoutes(app: RouteApp, common: Common, deps: RouteDeps) {
   const tokens = tokensByAddress(common.config);
@@ -24,11 +33,17 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
   // Bodies hold USD values at block time: a change of price history (an api backfill) empties them too.
   const alsoChangedBy = { notices: deps.changes, tables: PRICE_HISTORY_CHANGES };
   const byHash = createEventCache(app, deps.events, {
-    maxEntries: 10_000,
+    maxEntries: 100_000,
+    maxBytes: TX_CACHE_BYTES,
     emptiedBy: "removed",
     alsoChangedBy,
   });
-  const recent = createEventCache(app, deps.events, { maxEntries: 100, emptiedBy: "any", alsoChangedBy });
+  const recent = createEventCache(app, deps.events, {
+    maxEntries: 100,
+    maxBytes: RECENT_CACHE_BYTES,
+    emptiedBy: "any",
+    alsoChangedBy,
+  });
 
   app.get(
     "/api/tx/:hash",

@@ -1,0 +1,62 @@
+import { describe, expect, test } from "vitest";
+import { judge, type Measured, medianOfRounds } from "./apiReport.ts";
+import type { Endpoint } from "./endpoints.ts";
+
+const endpoint = (key: string, ceiling?: "node" | "fastify"): Endpoint => ({
+  key,
+  label: key,
+  paths: ["/"],
+  p99TargetMs: ceiling ? null : 25,
+  minCeilingRatio: ceiling ? null : 0.5,
+  ...(ceiling ? { ceiling } : {}),
+});
+const measured = (e: Endpoint, requestsPerSecond: number, p99: number, cpu = 10, non2xx = 0): Measured => ({
+  endpoint: e,
+  result: {
+    id: 1,
+    requestsPerSecond,
+    p50: 1,
+    p90: 2,
+    p99,
+    max: p99 * 2,
+    bytesPerResponse: 2000,
+    requests: requestsPerSecond,
+    non2xx,
+    errors: 0,
+    timeouts: 0,
+    cpuMicrosPerRequest: cpu,
+  },
+});
+
+describe("bench:api report", () => {
+  const node = endpoint("ceilingNodeTx", "node");
+  const fastify = endpoint("ceilingTx", "fastify");
+  const tx = endpoint("tx");
+
+  test("default: rounds merge into their medians; counts add up, so an error in one round stays an error", () => {
+    const [merged] = medianOfRounds([
+      [measured(tx, 100, 5)],
+      [measured(tx, 900, 40, 10, 3)],
+      [measured(tx, 300, 7)],
+    ]);
+    expect(merged!.result).toMatchObject({
+      requestsPerSecond: 300,
+      p99: 7,
+      max: 80,
+      requests: 1300,
+      non2xx: 3,
+    });
+  });
+
+  test("default: the ratio is judged against the node:http ceiling; Fastify's and CPU's are information", () => {
+    const verdicts = judge([
+      measured(node, 1000, 3, 10),
+      measured(fastify, 800, 3, 12),
+      measured(tx, 450, 9, 25),
+    ]);
+    const v = verdicts.find((x) => x.measured.endpoint.key === "tx")!;
+    expect(v).toMatchObject({ ratio: 0.45, status: "MISS", cpuRatio: 0.4 });
+    expect(v.fastifyRatio).toBeCloseTo(0.5625);
+    expect(v.misses).toEqual(["45% of the node:http ceiling < 50%"]);
+  });
+});
