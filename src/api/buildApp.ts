@@ -10,6 +10,7 @@ import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
 import { registerAddressRoutes } from "./routes/address.ts";
+import { registerEtherscanRoutes } from "./routes/etherscan.ts";
 import { registerOpsRoutes } from "./routes/ops.ts";
 import { registerOverviewRoutes } from "./routes/overview.ts";
 import { registerProtocolRoutes } from "./routes/protocols.ts";
@@ -67,6 +68,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   registerTokenRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);
   registerTrackTxRoutes(app, common, deps);
+  registerEtherscanRoutes(app, common, routeDeps);
   await registerWebSocketRoute(app, common, deps);
   return app;
 }
