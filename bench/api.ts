@@ -172,6 +172,7 @@ async function main(): Promise<void> {
     coldHashes: e.hashes(),
     addresses: busiest.map((b) => b.address),
     addressPage: await cursorPagePath(origin, top.address, 10),
+    busiest: top.address,
   });
 
   // The ceiling: the same process, a bare Fastify (no plugins, no schemas) sending a constant JSON body, a

@@ -31,6 +31,8 @@ export type EndpointInputs = {
   addresses: readonly string[];
   /** page 10 of the busiest address's transactions, reached by following nextCursor (fewer on small data) */
   addressPage: { path: string; page: number };
+  /** the busiest address (most transactions): Etherscan's txlist and tokentx read a page of 100 of it */
+  busiest: string;
 };
 
 /**
@@ -87,6 +89,13 @@ export function apiEndpoints(inputs: EndpointInputs): Endpoint[] {
       "protocol stats",
       ["demoswap", "demovault"].map((p) => `/api/protocol/${p}/stats`),
     ),
+    // Etherscan's API (SPEC §11): a page of 100, oldest first as its clients ask by default.
+    listed("etherscanTxlist", "etherscan txlist, page of 100", [
+      `/api?module=account&action=txlist&address=${inputs.busiest}&page=1&offset=100`,
+    ]),
+    listed("etherscanTokentx", "etherscan tokentx, page of 100", [
+      `/api?module=account&action=tokentx&address=${inputs.busiest}&page=1&offset=100`,
+    ]),
     listed("overview", "overview", ["/api/overview"]),
     listed("stats", "global stats", ["/api/stats"]),
   ];

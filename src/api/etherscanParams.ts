@@ -82,10 +82,9 @@ export function pagingParams(
   params: EtherscanParams,
   options: { maxOffset: number; from?: string; to?: string },
 ): Paging {
-  const page = integerParam(params, "page", 1);
-  if (page < 1) throw new EtherscanError("Error! Invalid page");
-  const offset = integerParam(params, "offset", options.maxOffset);
-  if (offset < 1) throw new EtherscanError("Error! Invalid offset");
+  // 0 is read as absent, as Etherscan's clients send `page=1&offset=0` for "all it gives".
+  const page = integerParam(params, "page", 1) || 1;
+  const offset = integerParam(params, "offset", options.maxOffset) || options.maxOffset;
   if (page * offset > RESULT_WINDOW) throw new EtherscanError(ETHERSCAN_ERRORS.window);
   const sort = params.sort === undefined || params.sort === "" ? "asc" : params.sort;
   if (sort !== "asc" && sort !== "desc") throw new EtherscanError("Error! Invalid sort order");
