@@ -82,13 +82,19 @@ export async function getEtherscanTransactions(
   page: EtherscanPage,
 ): Promise<EtherscanTransactionRow[]> {
   const order = direction(page.sort);
+  // The transaction is read per index entry (a LATERAL subquery that `offset 0` keeps from being flattened),
+  // so the page stops the index walk: joined freely, the planner may scan every transaction for the
+  // sender/recipient filter, whose selectivity it cannot know, then sort.
   const result = await db.execute<RawTransaction>(sql`
     select ${TX_COLUMNS}
     from address_transactions a
-    join transactions t on t.hash = a.tx_hash
+    cross join lateral (
+      select * from transactions t where t.hash = a.tx_hash
+        and (t.from_address = ${address} or t.to_address = ${address} or t.contract_address = ${address})
+      offset 0
+    ) t
     where a.address = ${address}
       and a.block_number between ${page.fromBlock} and ${page.toBlock}
-      and (t.from_address = ${address} or t.to_address = ${address} or t.contract_address = ${address})
     order by a.block_number ${order}, a.transaction_index ${order}
     limit ${page.limit} offset ${page.skip}`);
   return result.rows.map((row) => toTransactionRow(row as RawTransaction));
@@ -121,15 +127,20 @@ export async function getEtherscanTransfers(
   let query: SQL;
   if (filter.address !== undefined) {
     const token = filter.token === undefined ? sql`` : sql`and tt.token_address = ${filter.token}`;
+    // Per index entry, its transfers by key and its transaction by hash (fenced as in txlist).
     query = sql`
       select ${TX_COLUMNS}, ${transferColumns}
       from address_transactions a
-      join token_transfers tt on tt.block_number = a.block_number and tt.tx_hash = a.tx_hash
-      join transactions t on t.hash = a.tx_hash
+      cross join lateral (
+        select * from token_transfers tt where tt.block_number = a.block_number and tt.tx_hash = a.tx_hash
+          and (tt.from_address = ${filter.address} or tt.to_address = ${filter.address})
+          and ${tracked} ${token}
+        order by tt.log_index ${order}
+        offset 0
+      ) tt
+      cross join lateral (select * from transactions t where t.hash = a.tx_hash offset 0) t
       where a.address = ${filter.address}
         and a.block_number between ${page.fromBlock} and ${page.toBlock}
-        and (tt.from_address = ${filter.address} or tt.to_address = ${filter.address})
-        and ${tracked} ${token}
       order by a.block_number ${order}, a.transaction_index ${order}, tt.log_index ${order}
       limit ${page.limit} offset ${page.skip}`;
   } else {
