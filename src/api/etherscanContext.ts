@@ -1,13 +1,12 @@
 import type { AbiFunction, AbiParameter } from "viem";
 import type { Address, Config, TokenConfig } from "../config/schema.ts";
 import { type AbiRegistry, createAbiRegistry } from "../decode/abiRegistry.ts";
-import { CURSOR_NAME } from "../indexer/createIndexer.ts";
 import type { Common } from "../internal/common.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { getCursor } from "../store/indexerState.ts";
-import type { RouteDeps } from "./buildApp.ts";
+import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
+import type { RouteDeps } from "./appDeps.ts";
+import { createTtlCache } from "./cache/createTtlCache.ts";
 import { createTotalSupplyReader, type TotalSupplyReader } from "./createTotalSupplyReader.ts";
-import { createTtlCache } from "./createTtlCache.ts";
 import type { EtherscanAnswer } from "./etherscanEnvelope.ts";
 import type { EtherscanParams } from "./etherscanParams.ts";
 
@@ -45,7 +44,7 @@ export function createEtherscanContext(common: Common, deps: RouteDeps): Ethersc
     }),
     indexedHead: () =>
       head.get("head", async () => {
-        const status = deps.indexer?.status();
+        const status = deps.indexerStatus?.();
         if (status?.indexedBlock !== null && status?.indexedBlock !== undefined) return status.indexedBlock;
         return (await getCursor(db, CURSOR_NAME))?.blockNumber ?? 0;
       }),

@@ -49,7 +49,7 @@ beforeAll(async () => {
   app = await buildApp(pipeline.common, {
     database: db.database,
     chain: pipeline.chain,
-    indexer: pipeline.indexer,
+    indexerStatus: pipeline.indexer.status,
   });
 });
 

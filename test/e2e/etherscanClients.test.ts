@@ -46,7 +46,7 @@ beforeAll(async () => {
   app = await buildApp(pipeline.common, {
     database: db.database,
     chain: pipeline.chain,
-    indexer: pipeline.indexer,
+    indexerStatus: pipeline.indexer.status,
   });
   baseUrl = await app.listen({ host: "127.0.0.1", port: 0 });
 });

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import Type from "typebox";
 import type { Common } from "../../internal/common.ts";
 import { RetryableError } from "../../internal/errors.ts";
-import type { RouteDeps } from "../buildApp.ts";
+import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
+import type { RouteDeps } from "../appDeps.ts";
 import { ApiError, ERROR_REGISTRY } from "../errorRegistry.ts";
 import { createEtherscanContext, type EtherscanModules } from "../etherscanContext.ts";
 import {
@@ -89,13 +90,14 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
     block: blockActions(ctx),
     proxy: proxyActions(ctx),
   };
-  const apiKeys = new Set(common.config.api.etherscanApiKeys);
+  const apiKeys = common.config.api.etherscanApiKeys;
   const chainId = String(common.config.chain.id);
   const logger = common.logger.child({ module: "etherscan" });
 
   const answer = async (params: EtherscanParams, v2: boolean): Promise<EtherscanAnswer> => {
     if (v2 && (params.chainid ?? params.chainId) !== chainId) return notOk(ETHERSCAN_ERRORS.chainId);
-    if (apiKeys.size > 0 && !apiKeys.has(params.apikey ?? "")) return notOk(ETHERSCAN_ERRORS.apiKey);
+    // Compared in constant time, as the track-tx keys.
+    if (apiKeys.length > 0 && !apiKeyMatches(params.apikey, apiKeys)) return notOk(ETHERSCAN_ERRORS.apiKey);
     const actions = Object.hasOwn(modules, params.module ?? "") ? modules[params.module!] : undefined;
     if (actions === undefined) return notOk(ETHERSCAN_ERRORS.module);
     const handler = Object.hasOwn(actions, params.action ?? "") ? actions[params.action!] : undefined;

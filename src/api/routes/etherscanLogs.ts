@@ -1,6 +1,6 @@
 import { type Hex, hexToNumber, numberToHex } from "viem";
 import { getEtherscanLogs, type LogsFilter } from "../../store/etherscanReads.ts";
-import { createTtlCache } from "../createTtlCache.ts";
+import { createTtlCache } from "../cache/createTtlCache.ts";
 import type { EtherscanContext, EtherscanModules } from "../etherscanContext.ts";
 import { EtherscanError, list, ok } from "../etherscanEnvelope.ts";
 import { integerParam, optionalAddressParam, pagingParams, topicParam } from "../etherscanParams.ts";

@@ -1,6 +1,6 @@
 import { classifyRpcError } from "../../chain/classifyRpcError.ts";
 import { isChainError } from "../../chain/errors.ts";
-import { createTtlCache } from "../createTtlCache.ts";
+import { createTtlCache } from "../cache/createTtlCache.ts";
 import type { EtherscanContext, EtherscanModules } from "../etherscanContext.ts";
 import { EtherscanError, type JsonRpcAnswer, rpcError, rpcResult } from "../etherscanEnvelope.ts";
 import {
