@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import {
   createPublicClient,
+  createWalletClient,
   erc20Abi,
   getAddress,
   type Hex,
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildApp } from "../../src/api/buildApp.ts";
 import type { Address, Config } from "../../src/config/schema.ts";
 import { generateTransactions } from "../../src/demo/activity.ts";
+import { createLocalBroadcaster } from "../../src/ingest/broadcaster.ts";
 import { transactions } from "../../src/store/schema.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { type DemoChain, setupDemoChain } from "../helpers/demo.ts";
@@ -513,6 +515,45 @@ describe("v2 and keys", () => {
       expect(other.headers["content-type"]).toContain("application/problem+json");
     } finally {
       await limited.close();
+    }
+  });
+
+  test("cache: with ingest events, store answers are the uncached ones, and follow a new transaction", async () => {
+    const events = createLocalBroadcaster();
+    const cached = await buildApp(pipeline.common, { database: db.database, chain: pipeline.chain, events });
+    try {
+      const urls = [
+        `/api?module=account&action=txlist&address=${user()}&sort=desc&offset=5`,
+        `/api?module=account&action=tokentx&address=${user()}&sort=desc&offset=5`,
+        `/api?module=logs&action=getLogs&address=${token("DEMO")}&offset=5`,
+      ];
+      const same = async () => {
+        for (const url of [...urls, ...urls]) {
+          const [a, b] = [await cached.inject({ url }), await app.inject({ url })];
+          expect(a.body, url).toBe(b.body);
+        }
+      };
+      await same();
+      const wallet = createWalletClient({ transport: http(chain.anvil.url) });
+      const hash = await wallet.writeContract({
+        account: chain.deployment.users[0]!,
+        chain: null,
+        address: token("DEMO"),
+        abi: erc20Abi,
+        functionName: "transfer",
+        args: [NOBODY, 1n],
+      });
+      await client.waitForTransactionReceipt({ hash });
+      const from = pipeline.events.length;
+      head = await pipeline.catchUp();
+      events.publish(pipeline.events.slice(from));
+      // The indexed head is read at most every second: after it, every answer counts to the new head.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await same();
+      const latest = (await cached.inject({ url: urls[0]! })).json() as { result: Row[] };
+      expect(latest.result[0]!.hash).toBe(hash);
+    } finally {
+      await cached.close();
     }
   });
 

@@ -4,6 +4,7 @@ import type { Common } from "../../internal/common.ts";
 import { RetryableError } from "../../internal/errors.ts";
 import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
 import type { RouteDeps } from "../appDeps.ts";
+import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { ApiError, ERROR_REGISTRY } from "../errorRegistry.ts";
 import { createEtherscanContext, type EtherscanModules } from "../etherscanContext.ts";
 import {
@@ -94,6 +95,20 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
   const chainId = String(common.config.chain.id);
   const logger = common.logger.child({ module: "etherscan" });
 
+  // Answers read from the store are kept until the next stored or removed transaction (and, for balances,
+  // the next committed balance change), keyed by the parameters and the indexed head (`confirmations`).
+  const stored = createEventCache<EtherscanAnswer>(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  const balances = createEventCache<EtherscanAnswer>(app, deps.events, {
+    maxEntries: 1_000,
+    emptiedBy: "any",
+    alsoChangedBy: { notices: deps.changes, tables: ["token_balances"] },
+  });
+  const caches = { stored, balances };
+  const cacheOf = (module: string, action: string) => {
+    const which = CACHED[`${module} ${action}`];
+    return which === undefined ? null : caches[which];
+  };
+
   const answer = async (params: EtherscanParams, v2: boolean): Promise<EtherscanAnswer> => {
     if (v2 && (params.chainid ?? params.chainId) !== chainId) return notOk(ETHERSCAN_ERRORS.chainId);
     // Compared in constant time, as the track-tx keys.
@@ -102,7 +117,9 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
     if (actions === undefined) return notOk(ETHERSCAN_ERRORS.module);
     const handler = Object.hasOwn(actions, params.action ?? "") ? actions[params.action!] : undefined;
     if (handler === undefined) return notOk(ETHERSCAN_ERRORS.action);
-    return handler(params);
+    const cache = cacheOf(params.module!, params.action!);
+    if (cache === null) return handler(params);
+    return readThrough(cache, `${await ctx.indexedHead()} ${cacheKey(params)}`, () => handler(params));
   };
 
   app.register(async (scope) => {
@@ -166,6 +183,24 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
       });
     }
   });
+}
+
+/** The actions answered from the store, by the cache that keeps their answers. */
+const CACHED: Readonly<Record<string, "stored" | "balances">> = {
+  "account txlist": "stored",
+  "account tokentx": "stored",
+  "logs getLogs": "stored",
+  "account tokenbalance": "balances",
+  "token tokenholderlist": "balances",
+};
+
+/** The parameters that make an answer, in a fixed order (`apikey` and the chain id do not). */
+function cacheKey(params: EtherscanParams): string {
+  return JSON.stringify(
+    Object.entries(params)
+      .filter(([key]) => key !== "apikey" && key !== "chainid" && key !== "chainId")
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
 }
 
 function send(reply: FastifyReply, answer: EtherscanAnswer): FastifyReply {
