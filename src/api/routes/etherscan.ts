@@ -4,9 +4,10 @@ import type { Common } from "../../internal/common.ts";
 import { RetryableError } from "../../internal/errors.ts";
 import { apiKeyMatches } from "../../tracking/apiKeyMatches.ts";
 import type { RouteDeps } from "../appDeps.ts";
-import { createEventCache, readThrough } from "../cache/createEventCache.ts";
+import { cachedReply } from "../cache/cachedReply.ts";
+import { createEventCache } from "../cache/createEventCache.ts";
 import { ApiError, ERROR_REGISTRY } from "../errorRegistry.ts";
-import { createEtherscanContext, type EtherscanModules } from "../etherscanContext.ts";
+import { type ActionHandler, createEtherscanContext, type EtherscanModules } from "../etherscanContext.ts";
 import {
   ETHERSCAN_ERRORS,
   ETHERSCAN_PATHS,
@@ -97,8 +98,8 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
 
   // Answers read from the store are kept until the next stored or removed transaction (and, for balances,
   // the next committed balance change), keyed by the parameters and the indexed head (`confirmations`).
-  const stored = createEventCache<EtherscanAnswer>(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
-  const balances = createEventCache<EtherscanAnswer>(app, deps.events, {
+  const stored = createEventCache(app, deps.events, { maxEntries: 1_000, emptiedBy: "any" });
+  const balances = createEventCache(app, deps.events, {
     maxEntries: 1_000,
     emptiedBy: "any",
     alsoChangedBy: { notices: deps.changes, tables: ["token_balances"] },
@@ -109,17 +110,28 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
     return which === undefined ? null : caches[which];
   };
 
-  const answer = async (params: EtherscanParams, v2: boolean): Promise<EtherscanAnswer> => {
+  /** The handler of a request that passes the chain, key, module and action checks, or the answer refusing it. */
+  const route = (params: EtherscanParams, v2: boolean): ActionHandler | EtherscanAnswer => {
     if (v2 && (params.chainid ?? params.chainId) !== chainId) return notOk(ETHERSCAN_ERRORS.chainId);
     // Compared in constant time, as the track-tx keys.
     if (apiKeys.length > 0 && !apiKeyMatches(params.apikey, apiKeys)) return notOk(ETHERSCAN_ERRORS.apiKey);
     const actions = Object.hasOwn(modules, params.module ?? "") ? modules[params.module!] : undefined;
     if (actions === undefined) return notOk(ETHERSCAN_ERRORS.module);
     const handler = Object.hasOwn(actions, params.action ?? "") ? actions[params.action!] : undefined;
-    if (handler === undefined) return notOk(ETHERSCAN_ERRORS.action);
+    return handler ?? notOk(ETHERSCAN_ERRORS.action);
+  };
+
+  const answer = async (request: FastifyRequest, reply: FastifyReply, v2: boolean) => {
+    const params = mergeParams(request.query, request.body);
+    const handler = route(params, v2);
+    if (typeof handler !== "function") return send(reply, handler);
     const cache = cacheOf(params.module!, params.action!);
-    if (cache === null) return handler(params);
-    return readThrough(cache, `${await ctx.indexedHead()} ${cacheKey(params)}`, () => handler(params));
+    if (cache === null) return send(reply, await handler(params));
+    // Kept as serialized bytes, as the other cached routes (cache/cachedReply.ts).
+    const since = cache.version();
+    const key = `${await ctx.indexedHead()} ${cacheKey(params)}`;
+    reply.code(200);
+    return cachedReply(reply, cache, key, () => handler(params), since);
   };
 
   app.register(async (scope) => {
@@ -152,8 +164,7 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
     for (const url of ETHERSCAN_PATHS) {
       const v2 = url === "/v2/api";
       const querystring = v2 ? V2ParamsSchema : ParamsSchema;
-      const handle = async (request: FastifyRequest, reply: FastifyReply) =>
-        send(reply, await answer(mergeParams(request.query, request.body), v2));
+      const handle = (request: FastifyRequest, reply: FastifyReply) => answer(request, reply, v2);
       const name = v2 ? "etherscanV2" : "etherscan";
       const description = v2
         ? "Etherscan V2: `chainid` must equal `chain.id`. Modules and actions as `/api` (docs/etherscan.md)."
