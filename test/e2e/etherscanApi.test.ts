@@ -439,6 +439,15 @@ describe.each(PATHS)("$name", ({ query }) => {
     });
     expect(json.statusCode).toBe(200);
     expect(json.json()).toEqual(expected);
+    // A body over 1 MiB never reaches the API: the 413 problem of every route.
+    const large = await app.inject({
+      method: "POST",
+      url,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: `module=account&action=balance&x=${"a".repeat(1024 * 1024)}`,
+    });
+    expect(large.statusCode).toBe(413);
+    expect(large.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
     const text = await app.inject({
       method: "POST",
       url,
