@@ -186,6 +186,7 @@ async function main(): Promise<void> {
     addresses: busiest.map((b) => b.address),
     addressPage: await cursorPagePath(origin, top.address, 10),
     historyRange: { from: historyTo - 999 * 3600, to: historyTo },
+    busiest: top.address,
   });
 
   // The ceilings: the same process sending a real response's bytes, serialized and encoded once (a Buffer, as

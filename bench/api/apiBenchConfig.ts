@@ -89,7 +89,7 @@ export function apiBenchConfig(rpcUrl: string): Config {
     chain: { id: 31337, name: "bench" },
     rpc: { urls: [rpcUrl], batchSize: 100, timeoutMs: 10_000 },
     indexer: { pollIntervalSeconds: 300, logChunkBlocks: 5000, startBlock: 0, confirmations: 0 },
-    api: { corsOrigins: ["*"], rateLimitPerMinute: 1_000_000_000, trackTxApiKeys: [] },
+    api: { corsOrigins: ["*"], rateLimitPerMinute: 1_000_000_000, trackTxApiKeys: [], etherscanApiKeys: [] },
     webhooks: {},
     prices: { cacheSeconds: 86_400 },
     protocols: [

@@ -220,8 +220,14 @@ export function createDataset(options: DatasetOptions): Dataset {
             blockTimestamp: timestamp,
             from: c.from,
             to: c.to,
+            // A call's data as large as a typical one (a selector and four words), for the storage it takes.
+            input:
+              `${fakeHash(c.functionName).slice(0, 10)}${fakeHash(`input ${i}`).slice(2).repeat(4)}` as Hex,
+            nonce: i,
+            gas: 250_000n,
             value: 0n,
             gasUsed: BigInt(90_000 + Math.floor(rand() * 110_000)),
+            cumulativeGasUsed: BigInt(200_000 * (index + 1)),
             effectiveGasPrice: BigInt(1 + Math.floor(rand() * 30)) * 10n ** 9n,
             status: true,
             contractAddress: null,

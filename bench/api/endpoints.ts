@@ -38,6 +38,8 @@ export type EndpointInputs = {
   addressPage: { path: string; page: number };
   /** `from` and `to` (unix seconds) spanning 1,000 hourly buckets up to the newest block */
   historyRange: { from: number; to: number };
+  /** the busiest address (most transactions): Etherscan's txlist and tokentx read a page of 100 of it */
+  busiest: string;
 };
 
 /**
@@ -94,6 +96,13 @@ export function apiEndpoints(inputs: EndpointInputs): Endpoint[] {
       "protocol stats",
       ["demoswap", "demovault"].map((p) => `/api/protocol/${p}/stats`),
     ),
+    // Etherscan's API (SPEC §11): a page of 100, oldest first as its clients ask by default.
+    listed("etherscanTxlist", "etherscan txlist, page of 100", [
+      `/api?module=account&action=txlist&address=${inputs.busiest}&page=1&offset=100`,
+    ]),
+    listed("etherscanTokentx", "etherscan tokentx, page of 100", [
+      `/api?module=account&action=tokentx&address=${inputs.busiest}&page=1&offset=100`,
+    ]),
     listed("overview", "overview", ["/api/overview"]),
     // bench/api.ts asks every history URL once first (timed): a bucket's volume is valued once, when first
     // asked for, then served from history_volumes until something it depends on changes (docs/api.md).

@@ -13,6 +13,7 @@ import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
 import { registerAddressRoutes } from "./routes/address.ts";
+import { registerEtherscanRoutes } from "./routes/etherscan.ts";
 import { registerExportRoutes } from "./routes/exports.ts";
 import { registerOpsRoutes } from "./routes/ops.ts";
 import { registerOverviewRoutes } from "./routes/overview.ts";
@@ -87,6 +88,7 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   registerPriceHistoryRoutes(app, common, routeDeps);
   registerWebhookRoutes(app, common, deps);
   registerTrackTxRoutes(app, common, routeDeps);
+  registerEtherscanRoutes(app, common, routeDeps);
   await registerWebSocketRoute(app, common, deps);
   return app;
 }

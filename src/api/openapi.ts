@@ -2,6 +2,7 @@ import type { FastifyDynamicSwaggerOptions } from "@fastify/swagger";
 import type { FastifySchema } from "fastify";
 import packageJson from "../../package.json" with { type: "json" };
 import { ERROR_CODES, ERROR_REGISTRY, type ErrorCode } from "./errorRegistry.ts";
+import { ETHERSCAN_PATHS } from "./etherscanEnvelope.ts";
 import { isRateLimitExempt } from "./plugins/rateLimit.ts";
 import { ProblemSchema } from "./schemas/common.ts";
 
@@ -21,6 +22,7 @@ const TAGS: Record<string, string> = {
   stats: "Global statistics, overview and indexer progress",
   ingest: "Site-triggered ingestion and provider webhooks",
   operations: "Liveness and readiness probes, metrics",
+  etherscan: "Etherscan's API (modules and actions) over what protoscan indexes; every answer HTTP 200",
 };
 
 /**
@@ -129,12 +131,16 @@ function documentRoute(
   const add = (status: string, detail: string, extra: Json = {}) => {
     responses[status] ??= { ...problemResponse(status), description: detail, ...extra };
   };
-  if (options.body) {
+  // Etherscan's API answers its errors and its rate limit with HTTP 200 in its own envelope: only a body over
+  // 1 MiB is refused at the HTTP level.
+  if (ETHERSCAN_PATHS.includes(options.url)) {
+    if (options.body) add("413", "Request body larger than 1 MiB (PAYLOAD_TOO_LARGE)");
+  } else if (options.body) {
     add("400", problemResponse("400").description as string);
     add("413", "Request body larger than 1 MiB (PAYLOAD_TOO_LARGE)");
     add("415", "Request body is not application/json (UNSUPPORTED_MEDIA_TYPE)");
   }
-  if (!isRateLimitExempt(options.url)) {
+  if (!isRateLimitExempt(options.url) && !ETHERSCAN_PATHS.includes(options.url)) {
     add("429", "Too many requests from this address (RATE_LIMITED)", {
       headers: {
         "Retry-After": {

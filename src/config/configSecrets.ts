@@ -20,5 +20,6 @@ export function configSecrets(config: Config): string[] {
   // The base URL itself is public (https://api.g.alchemy.com); only credentials inside it are secret.
   if (api?.baseUrl !== undefined) secrets.push(...secretsOfUrl(api.baseUrl).slice(1));
   secrets.push(...config.api.trackTxApiKeys);
+  secrets.push(...config.api.etherscanApiKeys);
   return [...new Set(secrets)].filter((secret) => secret.length >= 4).sort((a, b) => b.length - a.length);
 }

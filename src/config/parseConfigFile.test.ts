@@ -10,7 +10,7 @@ test("default: every default as SPEC §1", () => {
     chain: { id: 31337, name: "unknown" },
     rpc: { urls: ["http://127.0.0.1:8545"], batchSize: 100, timeoutMs: 10_000 },
     indexer: { pollIntervalSeconds: 300, logChunkBlocks: 5000, startBlock: 0, confirmations: 0 },
-    api: { corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [] },
+    api: { corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [], etherscanApiKeys: [] },
     webhooks: {},
     prices: { cacheSeconds: 300 },
     protocols: [],

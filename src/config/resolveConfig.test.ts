@@ -65,7 +65,12 @@ test("default", () => {
     startBlock: 0,
     confirmations: 0,
   });
-  expect(config.api).toEqual({ corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [] });
+  expect(config.api).toEqual({
+    corsOrigins: ["*"],
+    rateLimitPerMinute: 600,
+    trackTxApiKeys: [],
+    etherscanApiKeys: [],
+  });
   expect(config.webhooks).toEqual({});
   expect(config.prices).toEqual({ cacheSeconds: 300 });
   expect(config.protocols).toEqual([

@@ -51,6 +51,7 @@ export function resolveConfig(file: ConfigFile, baseDir: string | null): Config 
       corsOrigins: [...valid.api.corsOrigins],
       rateLimitPerMinute: valid.api.rateLimitPerMinute,
       trackTxApiKeys: [...valid.api.trackTxApiKeys],
+      etherscanApiKeys: [...valid.api.etherscanApiKeys],
     },
     ui: { enabled: valid.ui?.enabled ?? true },
     webhooks: {

@@ -148,6 +148,11 @@ export const ConfigFileSchema = Type.Object(
         corsOrigins: Type.Array(Type.String(), { default: ["*"] }),
         rateLimitPerMinute: Type.Integer({ minimum: 1, default: 600 }),
         trackTxApiKeys: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+        etherscanApiKeys: Type.Array(Type.String({ minLength: 1 }), {
+          default: [],
+          description:
+            "keys the Etherscan-compatible API (/api, /v2/api) accepts as `apikey`; empty: any key or none is accepted",
+        }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -257,7 +262,12 @@ export type Config = {
   chain: { id: number; name: string };
   rpc: { urls: string[]; maxRequestsPerSecond?: number; batchSize: number; timeoutMs: number };
   indexer: { pollIntervalSeconds: number; logChunkBlocks: number; startBlock: number; confirmations: number };
-  api: { corsOrigins: string[]; rateLimitPerMinute: number; trackTxApiKeys: string[] };
+  api: {
+    corsOrigins: string[];
+    rateLimitPerMinute: number;
+    trackTxApiKeys: string[];
+    etherscanApiKeys: string[];
+  };
   /** The web explorer (SPEC §12); absent means enabled. */
   ui?: { enabled: boolean };
   webhooks: {

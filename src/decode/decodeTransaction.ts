@@ -17,8 +17,14 @@ export type ChainTransaction = {
   from: Address;
   to: Address | null;
   input: Hex;
+  /** the sender's nonce */
+  nonce: number;
+  /** the gas limit the sender set */
+  gas: bigint;
   value: bigint;
   gasUsed: bigint;
+  /** gas used by this transaction and those before it in the block (receipt) */
+  cumulativeGasUsed: bigint;
   effectiveGasPrice: bigint;
   status: boolean;
   contractAddress: Address | null;
@@ -43,7 +49,7 @@ export type IndexedTransfer = {
 };
 
 /** A transaction ready to store: chain facts plus attribution, decoded call, decoded logs and transfers. */
-export type IndexedTransaction = Omit<ChainTransaction, "logs" | "input"> & {
+export type IndexedTransaction = Omit<ChainTransaction, "logs"> & {
   protocol: string;
   actionType: string;
   functionName: string;
@@ -97,6 +103,6 @@ export function decodeTransaction(
     }
   }
 
-  const { logs: _logs, input: _input, ...facts } = tx;
+  const { logs: _logs, ...facts } = tx;
   return { ...facts, protocol, actionType: action, functionName, functionArgs: call.args, logs, transfers };
 }

@@ -46,7 +46,7 @@ export function demoConfigFile(deployment: DemoDeployment, options: DemoConfigOp
       startBlock: deployment.startBlock,
       confirmations: 0,
     },
-    api: { corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [] },
+    api: { corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [], etherscanApiKeys: [] },
     webhooks: {},
     // Prices move with every swap on the demo chain: refresh them more often than the 5-minute default.
     prices: { cacheSeconds: 30 },

@@ -29,6 +29,11 @@ export function encodeTransaction(
     actionType: tx.actionType,
     functionName: tx.functionName,
     functionArgs: tx.functionArgs,
+    nonce: tx.nonce,
+    gasLimit: tx.gas,
+    input: tx.input.toLowerCase(),
+    cumulativeGasUsed: tx.cumulativeGasUsed,
+    methodId: methodIdOf(tx.input),
     source,
   };
 }
@@ -83,6 +88,11 @@ export function encodeAddressTransactions(
     transactionIndex: tx.transactionIndex,
     protocol: tx.protocol,
   }));
+}
+
+/** The first four bytes of call data, as Etherscan's `methodId` shows them: `0x` for none (or fewer). */
+export function methodIdOf(input: string): string {
+  return input.length >= 10 ? input.slice(0, 10).toLowerCase() : "0x";
 }
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";

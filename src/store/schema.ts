@@ -54,6 +54,19 @@ export const transactions = pgTable(
     functionName: text("function_name").notNull(),
     /** decoded call arguments keyed by name, values as strings (`{}` when undecodable) */
     functionArgs: jsonb("function_args").$type<Record<string, unknown>>().notNull(),
+    /**
+     * The transaction's own facts the Etherscan API lists (SPEC §11 `txlist`), stored since migration 0016:
+     * null in rows stored before it (`method_id` excepted where the stored call allowed it), until a re-index
+     * (docs/etherscan.md).
+     */
+    nonce: bigint("nonce", { mode: "number" }),
+    /** the gas limit the sender set (`gas`) */
+    gasLimit: uint256("gas_limit"),
+    /** the call data, `0x` for none */
+    input: text("input"),
+    cumulativeGasUsed: uint256("cumulative_gas_used"),
+    /** the first four bytes of the input (`0x` for a plain transfer) */
+    methodId: text("method_id"),
     /** which pipeline stored it first: poll | webhook | track */
     source: text("source").notNull(),
     storedAt: ts("stored_at").notNull().defaultNow(),

@@ -24,7 +24,12 @@ test("behavior: a client gone before the rate limit runs is no server error", as
     socket.destroy();
     await closed;
   });
-  await registerRateLimit(app, { rateLimitPerMinute: 10, corsOrigins: [], trackTxApiKeys: [] });
+  await registerRateLimit(app, {
+    rateLimitPerMinute: 10,
+    corsOrigins: [],
+    trackTxApiKeys: [],
+    etherscanApiKeys: [],
+  });
   app.get("/x", async (request) => {
     handled.push(String(request.ip));
     return { ok: true };

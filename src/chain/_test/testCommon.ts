@@ -11,7 +11,7 @@ export function testConfig(rpc: Partial<Config["rpc"]> & { urls: string[] }, cha
     chain: { id: chainId, name: "anvil" },
     rpc: { batchSize: 100, timeoutMs: 10_000, ...rpc },
     indexer: { pollIntervalSeconds: 300, logChunkBlocks: 5000, startBlock: 0, confirmations: 0 },
-    api: { corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [] },
+    api: { corsOrigins: ["*"], rateLimitPerMinute: 600, trackTxApiKeys: [], etherscanApiKeys: [] },
     webhooks: {},
     prices: { cacheSeconds: 300 },
     protocols: [],

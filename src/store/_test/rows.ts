@@ -26,6 +26,11 @@ export function transactionRow(
       list: ["1", "2"],
       nested: { a: null },
     },
+    nonce: 2 ** 40 + 1,
+    gasLimit: 2n ** 64n - 1n,
+    input: `0xa9059cbb${"00".repeat(64)}`,
+    cumulativeGasUsed: 30_000_000n,
+    methodId: "0xa9059cbb",
     source: "poll",
     ...overrides,
   };
