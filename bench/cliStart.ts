@@ -121,6 +121,22 @@ export async function measureCliStart(options: {
     // The whole group (npm, its shell, protoscan): npm alone would leave protoscan to finish on its own.
     if (!exited && npm.pid !== undefined) process.kill(-npm.pid, "SIGTERM");
     await exit;
+    // npm exits at once; protoscan closes its database after it. Wait for the group to be empty, so that the
+    // caller may remove the data directory.
+    const deadline = Date.now() + 15_000;
+    while (npm.pid !== undefined && groupAlive(npm.pid) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** Whether any process of the process group `pgid` is still running. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 
