@@ -37,8 +37,9 @@ function samplePeakMemory(): { stop(): { rss: number; heapUsed: number; external
 }
 
 /**
- * Create and migrate a PGlite data directory (initdb runs here: PGlite's peak memory), as the first start of
- * protoscan on an empty `DATA_DIR` does. Returns the seconds it took.
+ * Create and migrate a PGlite data directory, as the first start of protoscan on an empty `DATA_DIR` does: a
+ * copy of the migrated template `npm install` builds, or without one initdb (PGlite's peak memory) and every
+ * migration. Returns the seconds it took.
  */
 export async function createDataDir(dataDir: string): Promise<number> {
   const started = performance.now();

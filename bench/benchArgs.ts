@@ -9,6 +9,8 @@ export type BenchArgs = {
   floorConcurrency: number;
   /** phases to run (`--phases floor,pglite-disk,…`, default all that apply) */
   phases: PhaseName[] | null;
+  /** first-start phases to run (named in `--phases` too: `start-pglite,start-postgres`; default all that apply) */
+  startPhases: StartPhaseName[] | null;
   /** write the results as JSON here too (`--json <path>`) */
   jsonPath: string | null;
   /** run every phase this many times, interleaved, and report each phase's median run (`--rounds`, 1) */
@@ -23,12 +25,21 @@ export type BenchArgs = {
  */
 export const PHASE_NAMES = ["floor", "pglite-disk", "pglite-memory", "postgres", "no-store"] as const;
 export type PhaseName = (typeof PHASE_NAMES)[number];
+/**
+ * The first-start phases (bench/cliStart.ts): `npm start` on an empty database, as a user runs it, timed to
+ * `/healthz` and to fully indexed, with the peak RSS of its whole process tree.
+ */
+export const START_PHASE_NAMES = ["start-pglite", "start-postgres"] as const;
+export type StartPhaseName = (typeof START_PHASE_NAMES)[number];
 /** What a report row measured: a phase of this tree, or `baseline`, another commit's PGlite disk phase. */
 export type RunName = PhaseName | "baseline";
 
 const USAGE = `usage: npm run bench:index -- [--count N] [--per-block N] [--floor-concurrency N] [--rounds N]
-       [--phases floor,pglite-disk,pglite-memory,postgres,no-store] [--baseline <git ref>] [--json results.json]
+       [--phases floor,pglite-disk,pglite-memory,postgres,no-store,start-pglite,start-postgres]
+       [--baseline <git ref>] [--json results.json]
 PostgreSQL is measured when DATABASE_URL is set (a fresh database is created on that server and dropped).
+start-pglite and start-postgres run \`npm start\` on an empty database as a user does: time to /healthz, time
+to fully indexed, peak RSS of the whole process tree (npm included).
 no-store (only when named) runs the PGlite disk backfill with its commits skipped: the pipeline without storing.
 --baseline also runs that commit's PGlite disk phase, compiled, next to this tree's in every round.`;
 
@@ -39,6 +50,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     perBlock: 10,
     floorConcurrency: 200,
     phases: null,
+    startPhases: null,
     jsonPath: null,
     rounds: 1,
     baseline: null,
@@ -47,8 +59,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     if (flag === "--count") args.count = read.integer();
     else if (flag === "--per-block") args.perBlock = read.integer();
     else if (flag === "--floor-concurrency") args.floorConcurrency = read.integer();
-    else if (flag === "--phases") args.phases = read.oneOf(PHASE_NAMES, "phase");
-    else if (flag === "--rounds") args.rounds = read.integer();
+    else if (flag === "--phases") {
+      const named: string[] = read.oneOf([...PHASE_NAMES, ...START_PHASE_NAMES], "phase");
+      args.phases = PHASE_NAMES.filter((phase) => named.includes(phase));
+      args.startPhases = START_PHASE_NAMES.filter((phase) => named.includes(phase));
+    } else if (flag === "--rounds") args.rounds = read.integer();
     else if (flag === "--json") args.jsonPath = read.text();
     else if (flag === "--baseline") args.baseline = read.text();
     else return false;

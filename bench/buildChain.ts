@@ -32,7 +32,12 @@ export async function buildChain(options: {
   // anvil keeps the state of only its latest blocks in memory and answers older ones from states it persists,
   // up to this many: without it, a chain of more than about 5,000 blocks (--count 50000) fails protoscan's
   // historical eth_getCode/eth_call ("block height is 5077 but requested was 0"), as a pruned node would.
-  const anvil = await startAnvil({ extraArgs: ["--max-persisted-states", "1000000"] });
+  // A block's gas limit fits `perBlock` transactions (a swap takes up to about 150,000 gas): above about 200 per
+  // block, anvil's default 30M would spread a batch over several blocks.
+  const gasLimit = Math.max(30_000_000, options.perBlock * 200_000);
+  const anvil = await startAnvil({
+    extraArgs: ["--max-persisted-states", "1000000", "--gas-limit", String(gasLimit)],
+  });
   try {
     const deployment = await deployDemo({ rpcUrl: anvil.url });
     const generated = await generateTransactions({

@@ -47,6 +47,7 @@ describe("bench:index and bench:api command lines", () => {
       perBlock: 10,
       floorConcurrency: 200,
       phases: null,
+      startPhases: null,
       jsonPath: null,
       rounds: 1,
       baseline: null,
@@ -56,7 +57,7 @@ describe("bench:index and bench:api command lines", () => {
         "--count",
         "20",
         "--phases",
-        "floor,postgres",
+        "floor,start-pglite,postgres",
         "--rounds",
         "3",
         "--baseline",
@@ -65,6 +66,7 @@ describe("bench:index and bench:api command lines", () => {
     ).toMatchObject({
       count: 20,
       phases: ["floor", "postgres"],
+      startPhases: ["start-pglite"],
       rounds: 3,
       baseline: "main~2",
     });

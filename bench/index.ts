@@ -6,7 +6,9 @@
  * (b) protoscan's backfill into PGlite on disk and in memory://; (c) into a fresh PostgreSQL database when
  * DATABASE_URL is set; with `--baseline <git ref>`, that commit's (b) on disk too, alternately. Prints
  * transactions/s, the ratio b/a, JSON-RPC requests and Alchemy compute units per transaction, peak RSS, and
- * PASS/MISS per target. See docs/performance.md.
+ * PASS/MISS per target. Then (s) what a user meets: `npm start` on an empty PGlite DATA_DIR (and a fresh
+ * PostgreSQL database), timed to /healthz and to fully indexed, with the peak RSS of the whole process tree
+ * (bench/cliStart.ts). See docs/performance.md.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -22,6 +24,7 @@ import { errorMessage } from "../src/internal/errors.ts";
 import { type Baseline, prepareBaseline } from "./baseline.ts";
 import { type PhaseName, parseBenchArgs, type RunName } from "./benchArgs.ts";
 import { buildChain, writeBenchChain } from "./buildChain.ts";
+import { measureCliStart, type StartResult } from "./cliStart.ts";
 import {
   type CreateResult,
   medianRun,
@@ -30,6 +33,7 @@ import {
   readPhaseResult,
 } from "./phaseResult.ts";
 import { formatReport } from "./report.ts";
+import { formatStartReport, medianStart } from "./startReport.ts";
 
 const PHASE_SCRIPT = fileURLToPath(new URL("./indexPhase.ts", import.meta.url));
 const REPO_ROOT = dirname(dirname(PHASE_SCRIPT));
@@ -153,6 +157,10 @@ async function main(): Promise<void> {
     "pglite-memory",
     ...(serverUrl ? (["postgres"] as const) : []),
   ];
+  const startPhases = args.startPhases ?? [
+    "start-pglite",
+    ...(serverUrl ? (["start-postgres"] as const) : []),
+  ];
   work = await mkdtemp(join(tmpdir(), "protoscan-bench-"));
   if (args.baseline) {
     process.stdout.write(`building the baseline ${args.baseline}…\n`);
@@ -177,6 +185,7 @@ async function main(): Promise<void> {
 
   // Rounds interleave the phases, so that a burst of load on a shared machine hits all of them alike.
   const runs = new Map<RunName, PhaseResult[]>(phases.map((p) => [p, []]));
+  const starts = new Map<StartResult["phase"], StartResult[]>(startPhases.map((p) => [p, []]));
   const load = [loadavg()[0] ?? 0];
   for (let round = 1; round <= args.rounds; round++) {
     const dir = join(work, `round-${round}`);
@@ -196,12 +205,29 @@ async function main(): Promise<void> {
       });
       runs.get(phase)?.push(result);
     }
+    for (const phase of startPhases) {
+      process.stdout.write(`round ${round}/${args.rounds}: phase ${phase}…\n`);
+      let databaseUrl: string | undefined;
+      if (phase === "start-postgres") {
+        if (!serverUrl) throw new Error("the start-postgres phase needs DATABASE_URL");
+        databaseUrl = await freshPostgresDatabase(serverUrl);
+      }
+      const result = await measureCliStart({
+        chain: built.chain,
+        repoRoot: REPO_ROOT,
+        dir: join(dir, phase),
+        ...(databaseUrl ? { databaseUrl } : {}),
+      });
+      starts.get(phase)?.push(result);
+    }
     await rm(dir, { recursive: true, force: true });
     load.push(loadavg()[0] ?? 0);
   }
   const results = phases.map((phase) => medianRun(runs.get(phase) ?? []));
+  const startResults = startPhases.map((phase) => medianStart(starts.get(phase) ?? []));
 
-  process.stdout.write(`\n${formatReport(built.chain, results, baseline)}\n`);
+  if (results.length > 0) process.stdout.write(`\n${formatReport(built.chain, results, baseline)}\n`);
+  if (startResults.length > 0) process.stdout.write(`\n${formatStartReport(startResults)}\n`);
   process.stdout.write(
     `\nphases ran ${COMPILED_PHASE ? "compiled JavaScript from dist/" : "TypeScript through tsx (dist/ is missing or stale: npm run build)"}`,
   );
@@ -219,7 +245,11 @@ async function main(): Promise<void> {
     const machine = { cpus: cpus().length, node: process.version, loadAverage: load };
     await writeFile(
       args.jsonPath,
-      JSON.stringify({ date: new Date().toISOString(), machine, chain: built.chain, results }, null, 2),
+      JSON.stringify(
+        { date: new Date().toISOString(), machine, chain: built.chain, results, starts: startResults },
+        null,
+        2,
+      ),
     );
   }
   if (mismatched.length > 0) process.exitCode = 1;

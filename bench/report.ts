@@ -145,11 +145,13 @@ export function formatReport(
           ]
         : []),
       ...(r.phase === "pglite-memory"
-        ? ["    memory:// has no data directory to create first: its peak RSS includes PGlite's initdb"]
+        ? [
+            "    memory:// has no data directory to create first: its peak RSS includes loading the template (or initdb without one)",
+          ]
         : []),
       ...(r.create
         ? [
-            `    data directory created (initdb + migrations) by a process of its own first: ${r.create.seconds.toFixed(1)} s, peak RSS ${r.create.peakRssMb.toFixed(0)} MB`,
+            `    data directory created by a process of its own first (a copy of the migrated template npm install builds; without one, initdb + migrations): ${r.create.seconds.toFixed(1)} s, peak RSS ${r.create.peakRssMb.toFixed(0)} MB`,
           ]
         : []),
     ]),

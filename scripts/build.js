@@ -4,7 +4,9 @@
  * (scripts/buildWeb.js), compile src/ and bench/indexPhase.ts into dist/
  * with `tsconfig.build.json`, copy the other files the compiled code reads (migrations, the PGlite worker),
  * and record the sources' fingerprint (scripts/compiled.js). Without type checks: `npm run typecheck` does
- * those, and a type error must not stop a start.
+ * those, and a type error must not stop a start. Then build the migrated PGlite template new databases start
+ * from (src/store/buildPgliteTemplate.ts), unless the one of the current migrations is there; a template that
+ * cannot be built is reported and skipped: new databases are then created the slow way.
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -40,3 +42,20 @@ for (const path of sourceFiles()) {
 }
 writeFileSync(STAMP, `${fingerprint}\n`);
 process.stdout.write(`build: dist/ is current (${fingerprint.slice(0, 12)})\n`);
+
+// In a process of its own: creating a cluster takes PGlite's WebAssembly memory to 800 MB, for a few seconds.
+const started = performance.now();
+const template = spawnSync(process.execPath, [join(ROOT, "scripts", "buildPgliteTemplate.js")], {
+  cwd: ROOT,
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"],
+});
+if (template.status === 0) {
+  const { dir, built } = JSON.parse(template.stdout);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`build: PGlite template ${built ? `built in ${seconds} s` : "is current"}: ${dir}\n`);
+} else {
+  process.stderr.write(
+    `build: the PGlite template could not be built (exit ${template.status ?? template.signal}): new databases will be created with initdb and migrations, which takes several seconds\n`,
+  );
+}

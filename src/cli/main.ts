@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { BaseError, ConfigError, errorMessage } from "../internal/errors.ts";
 import { CODE } from "../internal/repoRoot.ts";
 import { tuneV8 } from "../internal/tuneV8.ts";
+import type { Database } from "../store/createDatabase.ts";
 import { createTerminalFace } from "./createTerminalFace.ts";
 import type { Role } from "./startProtoscan.ts";
 import { untilSignal } from "./untilSignal.ts";
@@ -109,18 +110,31 @@ async function main(argv: string[]): Promise<number> {
     console.error(`--role must be all, api or indexer (got '${role}')`);
     return 1;
   }
-  const { startProtoscan } = await import("./startProtoscan.ts");
   const { configSecrets } = await import("../config/configSecrets.ts");
+  const logger = face.logger({ level: logLevel, secrets: configSecrets(config) });
+  const databaseUrl = env.DATABASE_URL;
+  const dataDir = env.DATA_DIR ?? "./data";
+  // The database opens (PGlite in its worker thread, or the first PostgreSQL connection) while the rest of
+  // protoscan's modules load on this thread: on two cores the two overlap (docs/performance.md, "First start").
+  // A role PGlite cannot serve is refused by startProtoscan before any database is opened.
+  let opening: Promise<Database> | undefined;
+  if (databaseUrl || role === "all") {
+    const { createDatabase } = await import("../store/createDatabase.ts");
+    opening = createDatabase({ databaseUrl, dataDir, logger });
+    opening.catch(() => undefined);
+  }
+  const { startProtoscan } = await import("./startProtoscan.ts");
   const protoscan = await startProtoscan({
     config,
-    logger: face.logger({ level: logLevel, secrets: configSecrets(config) }),
     ...(face.terminal ? { progress: face.terminal } : {}),
     role: role as Role,
     host,
     port,
-    databaseUrl: env.DATABASE_URL,
-    dataDir: env.DATA_DIR ?? "./data",
+    databaseUrl,
+    dataDir,
     logLevel,
+    logger,
+    ...(opening ? { database: opening } : {}),
   });
   // A signal stops the process (exit 0); so does a writer that stopped for good (the database belongs to
   // another chain), with exit 1 so that an orchestrator shows the failure instead of a process that never

@@ -48,6 +48,11 @@ export type StartOptions = {
   logger?: Logger;
   /** where to draw the live backfill progress line (a terminal; processes that run the writers) */
   progress?: TerminalOutput;
+  /**
+   * The database, already being opened by the caller with these options (the CLI opens it while this module
+   * loads); otherwise opened here. Either way closed by `stop()`.
+   */
+  database?: Promise<Database>;
 };
 
 export type Protoscan = {
@@ -98,11 +103,8 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
   const common: Common = { config, logger, metrics: createMetrics({ processMetrics: true }), shutdown };
 
   try {
-    const database = await createDatabase({
-      databaseUrl: options.databaseUrl,
-      dataDir: options.dataDir,
-      logger,
-    });
+    const database = await (options.database ??
+      createDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger }));
     shutdown.add(() => database.close());
     const { applied } = await migrate(database);
     if (applied > 0) logger.info({ applied }, "database migrations applied");

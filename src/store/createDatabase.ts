@@ -1,6 +1,7 @@
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
 import type { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -11,6 +12,12 @@ import { redactSecrets, redactUrl, secretsOfUrl } from "../internal/redact.ts";
 import { createPgliteThread, type PgliteClient } from "./createPgliteThread.ts";
 import { DATA_DIR_LOCK_FILE, type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { DatabaseUnavailableError, scrubDriverError } from "./errors.ts";
+import {
+  copyPgliteTemplate,
+  findPgliteTemplate,
+  PGLITE_TEMPLATE_CACHE,
+  type PgliteTemplate,
+} from "./pgliteTemplate.ts";
 import * as schema from "./schema.ts";
 
 export type Schema = typeof schema;
@@ -65,6 +72,12 @@ export type CreateDatabaseOptions = {
    * migrated snapshot: loading it takes a third of the time of initdb + migrate).
    */
   pgliteSnapshot?: Blob | undefined;
+  /**
+   * PGlite only: where the migrated templates a new database starts from are (default
+   * `PGLITE_TEMPLATE_CACHE`, built by `npm install`), or false to create every new database with initdb.
+   * Unused when `pgliteSnapshot` is given or the data directory holds a database already.
+   */
+  pgliteTemplate?: string | false | undefined;
 };
 
 const MEMORY = "memory://";
@@ -95,15 +108,17 @@ const DISK_PGLITE_SETTINGS: readonly string[] = ["shared_buffers=16MB", "wal_ini
  */
 export async function createDatabase(options: CreateDatabaseOptions): Promise<Database> {
   return options.databaseUrl === undefined || options.databaseUrl === ""
-    ? openPglite(options.dataDir ?? MEMORY, options.pgliteSnapshot, options.logger)
+    ? openPglite(options.dataDir ?? MEMORY, options.pgliteSnapshot, options.pgliteTemplate, options.logger)
     : openPostgres(options.databaseUrl, options.poolSize ?? 10, options.logger);
 }
 
 async function openPglite(
   dataDir: string,
-  snapshot: Blob | undefined,
+  givenSnapshot: Blob | undefined,
+  templates: string | false | undefined,
   logger: Logger,
 ): Promise<EmbeddedDatabase> {
+  let snapshot = givenSnapshot;
   let dir = dataDir;
   let prepared: PreparedDataDir | undefined;
   let lock: DataDirLock | undefined;
@@ -119,9 +134,19 @@ async function openPglite(
     });
   }
   const settings = onDisk ? DISK_PGLITE_SETTINGS : [];
+  // A new database starts from the migrated template when there is one for these migrations: no initdb, no
+  // migrations, and on disk not even PostgreSQL (docs/operations.md, "A new database").
+  let template: PgliteTemplate | undefined;
+  const fresh = onDisk ? prepared?.fresh === true : true;
+  if (fresh && snapshot === undefined && templates !== false) {
+    template = await findPgliteTemplate(templates ?? PGLITE_TEMPLATE_CACHE, logger);
+  }
   let client: PgliteClient;
   try {
-    if (prepared?.fresh) {
+    const started = performance.now();
+    if (template && onDisk) copyPgliteTemplate(template, dir);
+    else if (template) snapshot = new Blob([gunzipSync(await readFile(template.tarball))]);
+    if (prepared?.fresh && !template) {
       // Creating a database (initdb) takes PGlite's WebAssembly memory to 800-900 MB, which a worker keeps
       // for its life: a worker of its own creates it and is ended, and a fresh one opens it. A first start
       // then runs at about the size of later ones instead of twice it (docs/performance.md, "Memory").
@@ -134,6 +159,10 @@ async function openPglite(
       snapshot: prepared?.fresh ? undefined : snapshot,
     });
     await prepared?.created();
+    if (template) {
+      const ms = Math.round(performance.now() - started);
+      logger.info({ template: template.dir, ms }, "database created from the template");
+    }
   } catch (error) {
     await lock?.release();
     throw new DatabaseUnavailableError(`could not open PGlite in ${dir}`, {

@@ -1,0 +1,58 @@
+import { NonRetryableError } from "../src/internal/errors.ts";
+import type { StartResult } from "./cliStart.ts";
+
+/** What a first start must stay within (issue 18; docs/performance.md, "First start and memory bound"). */
+export const START_TARGETS = {
+  /** `npm start` to the first `GET /healthz` 200, on an empty database */
+  healthzSeconds: 2.5,
+  /** the whole process tree, npm included, from start through the backfill */
+  peakTreeRssMb: 300,
+} as const;
+
+const LABELS: Record<StartResult["phase"], string> = {
+  "start-pglite": "(s) npm start, new PGlite DATA_DIR",
+  "start-postgres": "(s) npm start, new PostgreSQL database",
+};
+
+/** The median run of one start phase over several rounds (by time to fully indexed), every round's attached. */
+export function medianStart(runs: readonly StartResult[]): StartResult {
+  const sorted = [...runs].sort((a, b) => a.indexedSeconds - b.indexedSeconds);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (!median) throw new NonRetryableError("medianStart: no runs");
+  return runs.length > 1 ? { ...median, rounds: runs.map((r) => r.indexedSeconds) } : median;
+}
+
+/** The first-start table and its target checks, as printed by `npm run bench:index`. */
+export function formatStartReport(results: readonly StartResult[]): string {
+  const head = ["first start", "s to /healthz", "s to indexed", "txs", "peak tree RSS MB"];
+  const rows = results.map((r) => [
+    LABELS[r.phase],
+    r.healthzSeconds.toFixed(2),
+    r.indexedSeconds.toFixed(2),
+    String(r.transactions),
+    r.peakTreeRssMb.toFixed(0),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
+  const checks = results.flatMap((r) => [
+    check(r.phase, "s to /healthz", r.healthzSeconds, START_TARGETS.healthzSeconds),
+    check(r.phase, "peak tree RSS MB", r.peakTreeRssMb, START_TARGETS.peakTreeRssMb),
+  ]);
+  return [
+    line(head),
+    `|${widths.map((w, i) => (i === 0 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`,
+    ...rows.map(line),
+    "  `npm start` through npm on an empty database; RSS summed over npm, its shell and protoscan (/proc, 50 ms)",
+    ...results.flatMap((r) =>
+      r.rounds
+        ? [`  ${r.phase} rounds: ${r.rounds.map((s) => s.toFixed(2)).join(", ")} s to indexed (median shown)`]
+        : [],
+    ),
+    ...checks,
+  ].join("\n");
+}
+
+function check(phase: string, target: string, value: number, limit: number): string {
+  return `  ${value <= limit ? "PASS" : "MISS"}  ${phase.padEnd(14)} ${target.padEnd(16)} ${value.toFixed(2)} <= ${limit}`;
+}
