@@ -95,7 +95,13 @@ describe("the web explorer's serving (SPEC §12)", () => {
   });
 
   test("default: the API's, docs' and operations' paths keep their problem+json 404 and 405", async () => {
-    for (const url of ["/api", "/api/nope", "/api/tx", "/v2/api", "/ws/x", "/docs/nope", "/metrics/x"]) {
+    // `/api` and `/v2/api` themselves are the Etherscan-compatible API (SPEC §11): its envelope, not the app.
+    for (const url of ["/api", "/v2/api"]) {
+      const response = await app.inject({ url });
+      expect(response.headers["content-type"], url).toContain("application/json");
+      expect(response.json(), url).toMatchObject({ status: "0", message: "NOTOK" });
+    }
+    for (const url of ["/api/nope", "/api/tx", "/ws/x", "/docs/nope", "/metrics/x"]) {
       const response = await app.inject({ url });
       expect(response.statusCode, url).toBe(404);
       expect(response.headers["content-type"], url).toContain("application/problem+json");
