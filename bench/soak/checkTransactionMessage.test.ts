@@ -31,8 +31,10 @@ const data = {
       amount: "1",
       decimals: 18,
       logIndex: 0,
+      valueUsd: 1e-18,
     },
   ],
+  valueUsd: 1e-18,
   source: "poll",
 };
 const message = (topic: string, d: object = data) => ({ type: "transaction", topic, data: d });
