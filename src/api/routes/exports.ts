@@ -183,8 +183,8 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
       },
     },
     async (request, reply) => {
-      const address = (request.params as { address: string }).address.toLowerCase();
-      const query = request.query as { protocol?: string; from?: string; to?: string };
+      const address = request.params.address.toLowerCase();
+      const query = request.query;
       const protocol = query.protocol?.toLowerCase();
       if (protocol !== undefined && !protocols.has(protocol)) {
         throw new ApiError("PROTOCOL_NOT_FOUND", `no protocol '${query.protocol}' is configured`);
@@ -261,8 +261,8 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
       },
     },
     async (request, reply) => {
-      const address = (request.params as { address: string }).address.toLowerCase();
-      const query = request.query as { token?: string; from?: string; to?: string };
+      const address = request.params.address.toLowerCase();
+      const query = request.query;
       const only = query.token === undefined ? undefined : trackedToken(query.token);
       const bounds = await timeBounds(query);
       const filter: TransfersExport = {
@@ -335,8 +335,8 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
       },
     },
     async (request, reply) => {
-      const token = trackedToken((request.params as { address: string }).address);
-      const query = request.query as { address?: string; fromBlock?: number; toBlock?: number };
+      const token = trackedToken(request.params.address);
+      const query = request.query;
       if (query.fromBlock !== undefined && query.toBlock !== undefined && query.fromBlock > query.toBlock) {
         throw new ApiError("INVALID_PARAMETER", "fromBlock: must not be greater than toBlock");
       }
@@ -385,7 +385,7 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
       },
     },
     async (request, reply) => {
-      const token = trackedToken((request.params as { address: string }).address);
+      const token = trackedToken(request.params.address);
       checkRowCount(await countHoldersExport(db, token.address, maxRows + 1));
       const totalSupply = await supply.get(token.address as Address);
       const supplyNumber = Number(totalSupply);

@@ -11,7 +11,7 @@ import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
 import { PRICE_HISTORY_CHANGES } from "../cache/priceHistoryChanges.ts";
 import { ApiError } from "../errorRegistry.ts";
-import { type HistoryQuery, HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
+import { HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
 import { ListOffset, ProtocolTransactionsPageSchema } from "../schemas/address.ts";
 import { Cursor, Limit, ProblemSchema } from "../schemas/common.ts";
 import { ProtocolHistorySchema } from "../schemas/history.ts";
@@ -166,7 +166,7 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
     },
     async (request, reply) => {
       const protocol = protocolOf(request.params.protocolId);
-      const range = parseHistoryRange(request.query as HistoryQuery, new Date());
+      const range = parseHistoryRange(request.query, new Date());
       return cachedReply(reply, historyBodies, historyBodyKey(request.url, range), async () => {
         const points = await readThrough(historyCache, historyKey(protocol.id, range), () =>
           deps.timeSeries.points({ protocol, span: range.interval, from: range.from, to: range.to }),

@@ -5,7 +5,7 @@ import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
 import { createIndexerProgress } from "../createIndexerProgress.ts";
-import { type HistoryQuery, HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
+import { HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
 import { ProblemSchema } from "../schemas/common.ts";
 import { GlobalHistorySchema } from "../schemas/history.ts";
 import { StatsSchema } from "../schemas/stats.ts";
@@ -66,7 +66,7 @@ export function registerStatsRoutes(app: RouteApp, common: Common, deps: RouteDe
       },
     },
     async (request, reply) => {
-      const range = parseHistoryRange(request.query as HistoryQuery, new Date());
+      const range = parseHistoryRange(request.query, new Date());
       return cachedReply(reply, historyBodies, historyBodyKey(request.url, range), async () => {
         const points = await readThrough(historyCache, historyKey("", range), () =>
           deps.timeSeries.points({
