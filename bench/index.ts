@@ -8,35 +8,34 @@
  * transactions/s, the ratio b/a, JSON-RPC requests and Alchemy compute units per transaction, peak RSS, and
  * PASS/MISS per target. Then (s) what a user meets: `npm start` on an empty PGlite DATA_DIR (and a fresh
  * PostgreSQL database), timed to /healthz and to fully indexed, with the peak RSS of the whole process tree
- * (bench/cliStart.ts). See docs/performance.md.
+ * (bench/index/cliStart.ts). See docs/performance.md.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { compiledModule } from "../scripts/compiled.js";
 import { NODE_FLAGS } from "../scripts/nodeFlags.js";
 import type { Anvil } from "../src/demo/anvil.ts";
 import { errorMessage } from "../src/internal/errors.ts";
-import { type Baseline, prepareBaseline } from "./baseline.ts";
-import { type PhaseName, parseBenchArgs, type RunName } from "./benchArgs.ts";
-import { buildChain, writeBenchChain } from "./buildChain.ts";
-import { measureCliStart, type StartResult } from "./cliStart.ts";
+import { freshPostgresDatabase } from "./_shared/freshPostgresDatabase.ts";
+import { type Baseline, prepareBaseline } from "./index/baseline.ts";
+import { type PhaseName, parseBenchArgs, type RunName } from "./index/benchArgs.ts";
+import { buildChain, writeBenchChain } from "./index/buildChain.ts";
+import { measureCliStart, type StartResult } from "./index/cliStart.ts";
 import {
   type CreateResult,
   medianRun,
   type PhaseResult,
   readCreateResult,
   readPhaseResult,
-} from "./phaseResult.ts";
-import { formatReport } from "./report.ts";
-import { formatStartReport, medianStart } from "./startReport.ts";
+} from "./index/phaseResult.ts";
+import { formatReport } from "./index/report.ts";
+import { formatStartReport, medianStart } from "./index/startReport.ts";
 
-const PHASE_SCRIPT = fileURLToPath(new URL("./indexPhase.ts", import.meta.url));
-const REPO_ROOT = dirname(dirname(PHASE_SCRIPT));
+const PHASE_SCRIPT = fileURLToPath(new URL("./index/indexPhase.ts", import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const children = new Set<ChildProcess>();
 let anvil: Anvil | undefined;
@@ -62,10 +61,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
  * The phase script as protoscan runs: compiled from dist/ when it is current (`npm install` builds it), else
  * the TypeScript source through tsx, which costs the process about 80 MB more (docs/development.md, "Build").
  */
-const COMPILED_PHASE = compiledModule("bench/indexPhase.js");
+const COMPILED_PHASE = compiledModule("bench/index/indexPhase.js");
 
 /**
- * Run `node [NODE_FLAGS] dist/bench/indexPhase.js <args>` (or the source through tsx) and wait for it to exit
+ * Run `node [NODE_FLAGS] dist/bench/index/indexPhase.js <args>` (or the source through tsx) and wait for it to exit
  * successfully. protoscan's phases get the Node options protoscan is started with; the floor Node's defaults.
  */
 async function runChild(
@@ -129,23 +128,11 @@ async function runPhase(
   return create ? { ...result, create } : result;
 }
 
-/** A fresh database on the DATABASE_URL server, dropped by the returned cleanup. */
-async function freshPostgresDatabase(serverUrl: string): Promise<string> {
-  const name = `protoscan_bench_${randomBytes(4).toString("hex")}`;
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: serverUrl, application_name: "protoscan-bench" });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE "${name}"`);
-  cleanups.push(() => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+/** A fresh database on the DATABASE_URL server, dropped at cleanup. */
+async function freshDatabase(serverUrl: string): Promise<string> {
+  const database = await freshPostgresDatabase(serverUrl, "index");
+  cleanups.push(database.drop);
+  return database.url;
 }
 
 async function main(): Promise<void> {
@@ -195,7 +182,7 @@ async function main(): Promise<void> {
       let databaseUrl: string | undefined;
       if (phase === "postgres") {
         if (!serverUrl) throw new Error("the postgres phase needs DATABASE_URL");
-        databaseUrl = await freshPostgresDatabase(serverUrl);
+        databaseUrl = await freshDatabase(serverUrl);
       }
       const result = await runPhase(phase, {
         chainFile,
@@ -210,7 +197,7 @@ async function main(): Promise<void> {
       let databaseUrl: string | undefined;
       if (phase === "start-postgres") {
         if (!serverUrl) throw new Error("the start-postgres phase needs DATABASE_URL");
-        databaseUrl = await freshPostgresDatabase(serverUrl);
+        databaseUrl = await freshDatabase(serverUrl);
       }
       const result = await measureCliStart({
         chain: built.chain,

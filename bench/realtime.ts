@@ -14,8 +14,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { errorMessage } from "../src/internal/errors.ts";
-import { freshPostgresDatabase } from "./freshPostgresDatabase.ts";
-import { startBenchChain } from "./realtime/benchChain.ts";
+import { startBenchChain } from "./_shared/benchChain.ts";
+import { freshPostgresDatabase } from "./_shared/freshPostgresDatabase.ts";
+import { type BenchProtoscan, startBenchProtoscan } from "./_shared/startBenchProtoscan.ts";
+import { waitCaughtUp } from "./_shared/waitCaughtUp.ts";
 import { createTxWatcher } from "./realtime/createTxWatcher.ts";
 import { summarizeLatencies } from "./realtime/latencyStats.ts";
 import { type FanoutRun, measureFanout } from "./realtime/measureFanout.ts";
@@ -32,8 +34,6 @@ import {
   type ReportRow,
   verdict,
 } from "./realtime/realtimeReport.ts";
-import { type BenchProtoscan, startBenchProtoscan } from "./realtime/startBenchProtoscan.ts";
-import { waitCaughtUp } from "./waitCaughtUp.ts";
 
 const children = new Set<ChildProcess>();
 const cleanups: (() => Promise<void>)[] = [];

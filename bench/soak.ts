@@ -17,9 +17,10 @@ import { join } from "node:path";
 import { getAddress, type Hex } from "viem";
 import { type Activity, type ActivityKind, startActivity } from "../src/demo/activity.ts";
 import { errorMessage } from "../src/internal/errors.ts";
-import { freshPostgresDatabase } from "./freshPostgresDatabase.ts";
-import { type BenchChain, sleep, startBenchChain } from "./realtime/benchChain.ts";
-import { type BenchProtoscan, startBenchProtoscan } from "./realtime/startBenchProtoscan.ts";
+import { type BenchChain, sleep, startBenchChain } from "./_shared/benchChain.ts";
+import { freshPostgresDatabase } from "./_shared/freshPostgresDatabase.ts";
+import { type BenchProtoscan, startBenchProtoscan } from "./_shared/startBenchProtoscan.ts";
+import { waitCaughtUp } from "./_shared/waitCaughtUp.ts";
 import { createErrorTally, type ErrorTally } from "./soak/errorTally.ts";
 import { judgeRss, type RssSample } from "./soak/judgeRss.ts";
 import { sampleRss } from "./soak/sampleRss.ts";
@@ -30,7 +31,6 @@ import { createSoakWindows, type SoakWindows } from "./soak/soakWindows.ts";
 import { startApiLoad } from "./soak/startApiLoad.ts";
 import { startWebhookDeliveries } from "./soak/startWebhookDeliveries.ts";
 import { startWsChurn } from "./soak/startWsChurn.ts";
-import { waitCaughtUp } from "./waitCaughtUp.ts";
 
 /** Demo activity the polling indexer must see: calls to the router and the vault (exclusive contracts). */
 const POLLED_KINDS: ReadonlySet<ActivityKind> = new Set([

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * `npm run build` (also run by `npm install`, as `prepare`): build the web explorer into dist/web/
- * (scripts/buildWeb.js), compile src/ and bench/indexPhase.ts into dist/
+ * (scripts/buildWeb.js), compile src/ and bench/index/indexPhase.ts into dist/
  * with `tsconfig.build.json`, copy the other files the compiled code reads (migrations, the PGlite worker),
  * and record the sources' fingerprint (scripts/compiled.js). Without type checks: `npm run typecheck` does
  * those, and a type error must not stop a start. Then build the migrated PGlite template new databases start

@@ -1,4 +1,4 @@
-import { parseFlags } from "../cliFlags.ts";
+import { parseFlags } from "../_shared/cliFlags.ts";
 
 export type ApiBenchArgs = {
   /** measured seconds per endpoint (`--seconds`, default 10) */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Hex } from "viem";
 import { NonRetryableError } from "../../src/internal/errors.ts";
-import { type BenchChain, protocolTx, sleep } from "./benchChain.ts";
+import { type BenchChain, protocolTx, sleep } from "../_shared/benchChain.ts";
 import type { FanoutClientsResult, FanoutCommand, FanoutReply } from "./fanoutClients.ts";
 import { type FanoutLatency, fanoutLatency } from "./fanoutLatency.ts";
 import { cpuSeconds } from "./processCpu.ts";

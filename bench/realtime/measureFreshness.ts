@@ -2,10 +2,10 @@ import type { Hex } from "viem";
 import type { DemoDeployment } from "../../src/demo/deploy.ts";
 import { NonRetryableError } from "../../src/internal/errors.ts";
 import { alchemyAddressActivity, alchemyHeaders } from "../../src/webhooks/_test/fixtures.ts";
-import { type BenchChain, exclusiveTransfer, sharedDisperse } from "./benchChain.ts";
+import { type BenchChain, exclusiveTransfer, sharedDisperse } from "../_shared/benchChain.ts";
+import { BENCH_ALCHEMY_KEY } from "../_shared/startBenchProtoscan.ts";
 import type { TxWatcher } from "./createTxWatcher.ts";
 import { wallClockMs } from "./latencyStats.ts";
-import { BENCH_ALCHEMY_KEY } from "./startBenchProtoscan.ts";
 
 /** Latencies (ms) of one path, and how long the HTTP request itself took (webhook, track-tx). */
 export type PathSamples = { latencies: number[]; responses: number[] };

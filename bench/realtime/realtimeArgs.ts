@@ -1,4 +1,4 @@
-import { parseFlags } from "../cliFlags.ts";
+import { parseFlags } from "../_shared/cliFlags.ts";
 
 export const REALTIME_PHASES = ["polling", "webhook", "track-tx", "fanout"] as const;
 export type RealtimePhase = (typeof REALTIME_PHASES)[number];

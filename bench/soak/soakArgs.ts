@@ -1,5 +1,5 @@
 import { NonRetryableError } from "../../src/internal/errors.ts";
-import { parseFlags } from "../cliFlags.ts";
+import { parseFlags } from "../_shared/cliFlags.ts";
 
 export type SoakArgs = {
   /** how long the load runs, after set-up and catch-up (`--minutes N` / `--seconds N`; default 10 minutes) */

@@ -3,9 +3,9 @@ import type { Address } from "../../src/config/schema.ts";
 import type { DemoDeployment } from "../../src/demo/deploy.ts";
 import { NonRetryableError } from "../../src/internal/errors.ts";
 import { alchemyHeaders } from "../../src/webhooks/_test/fixtures.ts";
-import type { BenchChain } from "../realtime/benchChain.ts";
+import type { BenchChain } from "../_shared/benchChain.ts";
+import { BENCH_ALCHEMY_KEY } from "../_shared/startBenchProtoscan.ts";
 import { disperseActivity } from "../realtime/measureFreshness.ts";
-import { BENCH_ALCHEMY_KEY } from "../realtime/startBenchProtoscan.ts";
 import type { ErrorTally } from "./errorTally.ts";
 
 export type WebhookStats = {

@@ -1,4 +1,4 @@
-import { parseFlags } from "./cliFlags.ts";
+import { parseFlags } from "../_shared/cliFlags.ts";
 
 export type BenchArgs = {
   /** protocol transactions to generate (`--count`, default 10,000) */
@@ -26,7 +26,7 @@ export type BenchArgs = {
 export const PHASE_NAMES = ["floor", "pglite-disk", "pglite-memory", "postgres", "no-store"] as const;
 export type PhaseName = (typeof PHASE_NAMES)[number];
 /**
- * The first-start phases (bench/cliStart.ts): `npm start` on an empty database, as a user runs it, timed to
+ * The first-start phases (bench/index/cliStart.ts): `npm start` on an empty database, as a user runs it, timed to
  * `/healthz` and to fully indexed, with the peak RSS of its whole process tree.
  */
 export const START_PHASE_NAMES = ["start-pglite", "start-postgres"] as const;

@@ -1,4 +1,4 @@
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 
 /** Reads the value of the flag being handled (the next argument) in the form the flag takes. */
 export type FlagReader = {

@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { ROOT } from "../scripts/compiled.js";
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { ROOT } from "../../scripts/compiled.js";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 import { prepareBaseline } from "./baseline.ts";
 import type { PhaseResult } from "./phaseResult.ts";
 import { checkTargets, compareToBaseline } from "./report.ts";
@@ -54,7 +54,7 @@ describe.skipIf(!existsSync(join(ROOT, ".git")))("prepareBaseline", () => {
     const into = join(dir, "head");
     const baseline = await prepareBaseline(ROOT, "HEAD", into);
     expect(baseline.commit).toMatch(/^[0-9a-f]{40}$/);
-    expect(baseline.phaseScript).toBe(join(into, "dist", "bench", "indexPhase.js"));
+    expect(baseline.phaseScript).toBe(join(into, "dist", "bench", "index", "indexPhase.js"));
     expect(existsSync(baseline.phaseScript)).toBe(true);
     // the committed source, not this checkout's working tree
     expect(await readFile(join(into, "package.json"), "utf8")).toContain('"name": "protoscan"');

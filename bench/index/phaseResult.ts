@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 import type { RunName } from "./benchArgs.ts";
 
 /** What a phase measured, in its own process. */
@@ -10,7 +10,7 @@ export type PhaseMeasurement = {
   seconds: number;
   /** CPU time (user + system) of the phase's process during `seconds` (all its threads) */
   cpuSeconds: number;
-  /** CPU time of the main thread alone (the event loop; bench/threadCpu.ts), null where not measurable */
+  /** CPU time of the main thread alone (the event loop; bench/index/threadCpu.ts), null where not measurable */
   mainThreadCpuSeconds?: number | null;
   /** JSON-RPC calls sent, per method */
   requests: Record<string, number>;

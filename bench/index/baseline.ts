@@ -3,9 +3,12 @@ import { existsSync } from "node:fs";
 import { mkdir, rm, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 
 const run = promisify(execFile);
+
+/** Where a commit's build puts the benchmark phase: bench/index/ now, bench/ before the folder existed. */
+const PHASE_SCRIPTS = ["bench/index/indexPhase.js", "bench/indexPhase.js"];
 
 /** Another commit's compiled benchmark phase, ready to run against the same chain (`--baseline`). */
 export type Baseline = {
@@ -13,7 +16,7 @@ export type Baseline = {
   ref: string;
   /** the commit it names */
   commit: string;
-  /** its compiled `bench/indexPhase.js` */
+  /** its compiled `bench/index/indexPhase.js` (`bench/indexPhase.js` in commits before bench/index/) */
   phaseScript: string;
   /** delete its files */
   remove(): Promise<void>;
@@ -45,11 +48,11 @@ export async function prepareBaseline(repo: string, ref: string, dir: string): P
     await rm(archive);
     await symlink(join(repo, "node_modules"), join(dir, "node_modules"), "dir");
     const build = join(dir, "scripts", "build.js");
-    const phaseScript = join(dir, "dist", "bench", "indexPhase.js");
     if (existsSync(build)) await run(process.execPath, [build], { cwd: dir });
-    if (!existsSync(phaseScript)) {
+    const phaseScript = PHASE_SCRIPTS.map((path) => join(dir, "dist", path)).find((path) => existsSync(path));
+    if (!phaseScript) {
       throw new NonRetryableError(
-        `--baseline: ${ref} (${commit.slice(0, 12)}) has no compiled benchmark phase (dist/bench/indexPhase.js after npm run build)`,
+        `--baseline: ${ref} (${commit.slice(0, 12)}) has no compiled benchmark phase (dist/bench/index/indexPhase.js after npm run build)`,
       );
     }
     return { ref, commit, phaseScript, remove };

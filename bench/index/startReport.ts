@@ -1,4 +1,4 @@
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 import type { StartResult } from "./cliStart.ts";
 
 /** What a first start must stay within (issue 18; docs/performance.md, "First start and memory bound"). */

@@ -1,5 +1,5 @@
-import { NonRetryableError } from "../src/internal/errors.ts";
-import { type BenchChain, sleep } from "./realtime/benchChain.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
+import { type BenchChain, sleep } from "./benchChain.ts";
 
 /**
  * Wait until protoscan has indexed up to the node's head, less one block (`GET /api/stats`

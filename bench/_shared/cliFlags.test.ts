@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
-import { parseBenchArgs } from "./benchArgs.ts";
+import { parseApiBenchArgs } from "../api/apiBenchArgs.ts";
+import { parseBenchArgs } from "../index/benchArgs.ts";
 import { parseFlags } from "./cliFlags.ts";
 
 describe("parseFlags", () => {

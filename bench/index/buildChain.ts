@@ -1,8 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { generateTransactions } from "../src/demo/activity.ts";
-import { type Anvil, startAnvil } from "../src/demo/anvil.ts";
-import { type DemoDeployment, deployDemo } from "../src/demo/deploy.ts";
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { generateTransactions } from "../../src/demo/activity.ts";
+import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
+import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 
 /** The chain every phase indexes: built once per run, handed to the phase processes as a JSON file. */
 export type BenchChain = {

@@ -1,5 +1,5 @@
 import { createPublicClient, type Hash, http } from "viem";
-import { computeUnitsOf } from "../src/chain/computeUnits.ts";
+import { computeUnitsOf } from "../../src/chain/computeUnits.ts";
 import type { BenchChain } from "./buildChain.ts";
 import type { PhaseMeasurement } from "./phaseResult.ts";
 import { mainThreadCpuSeconds } from "./threadCpu.ts";

@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { findFreePort } from "../src/demo/anvil.ts";
-import { demoConfigFile, writeDemoConfig } from "../src/demo/demoConfig.ts";
-import { NonRetryableError } from "../src/internal/errors.ts";
+import { findFreePort } from "../../src/demo/anvil.ts";
+import { demoConfigFile, writeDemoConfig } from "../../src/demo/demoConfig.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
 import type { StartPhaseName } from "./benchArgs.ts";
 import type { BenchChain } from "./buildChain.ts";
 import { processTreeRssMb } from "./processTreeRss.ts";

@@ -1,7 +1,7 @@
 /**
  * One phase of `npm run bench:index`, in its own process so that its peak RSS is its own:
  *
- *   node --import tsx bench/indexPhase.ts --phase <floor|pglite-disk|pglite-memory|postgres|no-store>
+ *   node --import tsx bench/index/indexPhase.ts --phase <floor|pglite-disk|pglite-memory|postgres|no-store>
  *     --chain <chain.json> --out <result.json> [--data-dir <dir>] [--floor-concurrency N] [--create-only]
  *
  * `--create-only` (pglite-disk, no-store): create and migrate the PGlite data directory, then exit; the
@@ -10,8 +10,8 @@
  * `CreateResult`) to --out.
  */
 import { writeFile } from "node:fs/promises";
-import { NonRetryableError } from "../src/internal/errors.ts";
-import { tuneV8 } from "../src/internal/tuneV8.ts";
+import { NonRetryableError } from "../../src/internal/errors.ts";
+import { tuneV8 } from "../../src/internal/tuneV8.ts";
 import { PHASE_NAMES, type PhaseName } from "./benchArgs.ts";
 import { benchConfig } from "./benchConfig.ts";
 import { readBenchChain } from "./buildChain.ts";
@@ -54,10 +54,10 @@ let measured: PhaseMeasurement;
 // Each phase loads only what it runs (the floor never loads PGlite, Drizzle or node-postgres).
 if (phase === "floor") {
   const { fetchFloor } = await import("./fetchFloor.ts");
-  const { scannedAddresses } = await import("../src/indexer/createIndexer.ts");
-  const { createSilentLogger } = await import("../src/internal/logger.ts");
-  const { createMetrics } = await import("../src/internal/metrics.ts");
-  const { createShutdown } = await import("../src/internal/shutdown.ts");
+  const { scannedAddresses } = await import("../../src/indexer/createIndexer.ts");
+  const { createSilentLogger } = await import("../../src/internal/logger.ts");
+  const { createMetrics } = await import("../../src/internal/metrics.ts");
+  const { createShutdown } = await import("../../src/internal/shutdown.ts");
   const config = benchConfig(chain);
   const common = {
     config,

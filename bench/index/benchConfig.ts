@@ -1,6 +1,6 @@
-import { resolveConfig } from "../src/config/resolveConfig.ts";
-import type { Config } from "../src/config/schema.ts";
-import { demoConfigFile } from "../src/demo/demoConfig.ts";
+import { resolveConfig } from "../../src/config/resolveConfig.ts";
+import type { Config } from "../../src/config/schema.ts";
+import { demoConfigFile } from "../../src/demo/demoConfig.ts";
 import type { BenchChain } from "./buildChain.ts";
 
 /**

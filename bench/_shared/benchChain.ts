@@ -13,7 +13,7 @@ import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
 import { createJsonRpc } from "../../src/demo/demoClient.ts";
 import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
 import { NonRetryableError } from "../../src/internal/errors.ts";
-import { wallClockMs } from "./latencyStats.ts";
+import { wallClockMs } from "../realtime/latencyStats.ts";
 
 /** A transaction for one of anvil's unlocked dev accounts, with an explicit gas limit. */
 export type BenchTx = { from: Address; to: Address; data: Hex; gas: bigint };
