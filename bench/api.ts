@@ -21,12 +21,12 @@ import { buildApp } from "../src/api/buildApp.ts";
 import { createChainClient } from "../src/chain/createChainClient.ts";
 import { createLocalBroadcaster } from "../src/ingest/broadcaster.ts";
 import type { Common } from "../src/internal/common.ts";
-import { errorMessage } from "../src/internal/errors.ts";
 import { createLogger } from "../src/internal/logger.ts";
 import { createMetrics } from "../src/internal/metrics.ts";
 import { createShutdown } from "../src/internal/shutdown.ts";
 import { tuneV8 } from "../src/internal/tuneV8.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
+import { runBench } from "./_shared/runBench.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
 import { apiBenchConfig, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
 import { formatTable, judge, type Measured, medianOfRounds, type ServerResult } from "./api/apiReport.ts";
@@ -55,12 +55,6 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 async function cleanup(): Promise<void> {
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
   for (const child of runningChildren()) await child.stop();
-}
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    void cleanup().finally(() => process.exit(130));
-  });
 }
 
 /**
@@ -333,11 +327,4 @@ async function main(): Promise<void> {
   if (verdicts.some((v) => v.status === "ERROR")) process.exitCode = 1;
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(`bench:api failed: ${errorMessage(error)}\n`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench("api", main, { cleanup });

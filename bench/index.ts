@@ -18,8 +18,8 @@ import { fileURLToPath } from "node:url";
 import { compiledModule } from "../scripts/compiled.js";
 import { NODE_FLAGS } from "../scripts/nodeFlags.js";
 import type { Anvil } from "../src/demo/anvil.ts";
-import { errorMessage } from "../src/internal/errors.ts";
 import { freshPostgresDatabase } from "./_shared/freshPostgresDatabase.ts";
+import { runBench } from "./_shared/runBench.ts";
 import { type Baseline, prepareBaseline } from "./index/baseline.ts";
 import { type PhaseName, parseBenchArgs, type RunName } from "./index/benchArgs.ts";
 import { buildChain, writeBenchChain } from "./index/buildChain.ts";
@@ -49,12 +49,6 @@ async function cleanup(): Promise<void> {
   await anvil?.stop();
   await baseline?.remove();
   if (work) await rm(work, { recursive: true, force: true });
-}
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    void cleanup().finally(() => process.exit(130));
-  });
 }
 
 /**
@@ -242,11 +236,4 @@ async function main(): Promise<void> {
   if (mismatched.length > 0) process.exitCode = 1;
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(`bench:index failed: ${errorMessage(error)}\n`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench("index", main, { cleanup });

@@ -16,6 +16,7 @@ import { join, resolve } from "node:path";
 import { errorMessage } from "../src/internal/errors.ts";
 import { startBenchChain } from "./_shared/benchChain.ts";
 import { freshPostgresDatabase } from "./_shared/freshPostgresDatabase.ts";
+import { runBench } from "./_shared/runBench.ts";
 import { type BenchProtoscan, startBenchProtoscan } from "./_shared/startBenchProtoscan.ts";
 import { waitCaughtUp } from "./_shared/waitCaughtUp.ts";
 import { createTxWatcher } from "./realtime/createTxWatcher.ts";
@@ -42,12 +43,6 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 async function cleanup(): Promise<void> {
   for (const child of children) child.kill("SIGKILL");
   for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => undefined);
-}
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    void cleanup().finally(() => process.exit(130));
-  });
 }
 
 /** The two rows of a request path: to the WebSocket message (with its target), and to the HTTP response. */
@@ -192,11 +187,4 @@ async function main(): Promise<void> {
   if (incomplete || rows.some((row) => verdict(row) === "MISS")) process.exitCode = 1;
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(`bench:realtime failed: ${errorMessage(error)}\n`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench("realtime", main, { cleanup });

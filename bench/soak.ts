@@ -19,6 +19,7 @@ import { type Activity, type ActivityKind, startActivity } from "../src/demo/act
 import { errorMessage } from "../src/internal/errors.ts";
 import { type BenchChain, sleep, startBenchChain } from "./_shared/benchChain.ts";
 import { freshPostgresDatabase } from "./_shared/freshPostgresDatabase.ts";
+import { runBench } from "./_shared/runBench.ts";
 import { type BenchProtoscan, startBenchProtoscan } from "./_shared/startBenchProtoscan.ts";
 import { waitCaughtUp } from "./_shared/waitCaughtUp.ts";
 import { createErrorTally, type ErrorTally } from "./soak/errorTally.ts";
@@ -56,14 +57,6 @@ async function cleanup(onlyExternal = false): Promise<void> {
   for (const { fn, external } of cleanups.splice(0).reverse()) {
     if (external || !onlyExternal) await fn().catch(() => undefined);
   }
-}
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    // The loops in this process end with it; what outlives it (anvil, protoscan, the database) is stopped.
-    say(`\n${signal}: stopping everything the soak started…`);
-    void cleanup(true).finally(() => process.exit(130));
-  });
 }
 
 async function main(): Promise<void> {
@@ -410,11 +403,11 @@ async function checkWebhookTransactions(apiUrl: string, hashes: readonly Hex[]):
   return problems;
 }
 
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(`bench:soak failed: ${errorMessage(error)}\n`);
-  process.exitCode = 1;
-} finally {
-  await cleanup();
-}
+await runBench("soak", main, {
+  cleanup: () => cleanup(),
+  onSignal(signal) {
+    // The loops in this process end with it; what outlives it (anvil, protoscan, the database) is stopped.
+    say(`\n${signal}: stopping everything the soak started…`);
+    return cleanup(true);
+  },
+});
