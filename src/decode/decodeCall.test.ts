@@ -1,8 +1,8 @@
 import { type AbiFunction, decodeFunctionData, encodeFunctionData, type Hex, parseAbi } from "viem";
 import { describe, expect, test } from "vitest";
+import { DEMO, ROUTER, routerAbi, testRegistry, USDC, VAULT, vaultAbi } from "./_test/testRegistry.ts";
 import { decodeCall } from "./decodeCall.ts";
 import { namedArgs } from "./stringifyArgs.ts";
-import { DEMO, ROUTER, routerAbi, testRegistry, USDC, VAULT, vaultAbi } from "./testRegistry.ts";
 
 const BOB = "0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359";
 

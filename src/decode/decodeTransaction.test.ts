@@ -1,10 +1,19 @@
 import { encodeAbiParameters, encodeEventTopics, encodeFunctionData, erc20Abi, pad, parseAbi } from "viem";
 import { describe, expect, test } from "vitest";
+import {
+  DEMO,
+  ROUTER,
+  routerAbi,
+  SHARED,
+  testRegistry,
+  USDC,
+  VAULT,
+  vaultAbi,
+} from "./_test/testRegistry.ts";
 import { actionType } from "./actionType.ts";
 import { attributeProtocol } from "./attributeProtocol.ts";
 import { type ChainTransaction, decodeTransaction } from "./decodeTransaction.ts";
 import { decodeTransfer, TRANSFER_TOPIC } from "./decodeTransfer.ts";
-import { DEMO, ROUTER, routerAbi, SHARED, testRegistry, USDC, VAULT, vaultAbi } from "./testRegistry.ts";
 
 const ALICE = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed";
 const BOB = "0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359";

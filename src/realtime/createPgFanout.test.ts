@@ -3,8 +3,8 @@ import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../te
 import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import type { Config, TokenConfig } from "../config/schema.ts";
+import { DEMO, USDC } from "../decode/_test/testRegistry.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
-import { DEMO, USDC } from "../decode/testRegistry.ts";
 import type { Common } from "../internal/common.ts";
 import type { PostgresDatabase } from "../store/createDatabase.ts";
 import { commitBatch, removeBlocks } from "../store/ingestWrites.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { DEMO, ROUTER, USDC } from "../decode/testRegistry.ts";
+import { DEMO, ROUTER, USDC } from "../decode/_test/testRegistry.ts";
 import { ALICE, BOB, swapTransaction, transferLog, ZERO } from "./_test/fixtures.ts";
 import { eventTopics } from "./eventTopics.ts";
 

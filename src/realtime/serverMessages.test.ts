@@ -2,7 +2,7 @@ import { getAddress } from "viem";
 import { describe, expect, test } from "vitest";
 import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import type { TokenConfig } from "../config/schema.ts";
-import { DEMO, ROUTER, USDC } from "../decode/testRegistry.ts";
+import { DEMO, ROUTER, USDC } from "../decode/_test/testRegistry.ts";
 import { swapTransaction } from "./_test/fixtures.ts";
 import { eventMessage, serializeEventData, serverMessages } from "./serverMessages.ts";
 

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
-import { DEMO, ROUTER, USDC } from "../decode/testRegistry.ts";
+import { DEMO, ROUTER, USDC } from "../decode/_test/testRegistry.ts";
 import { ALICE, BOB, swapTransaction } from "../realtime/_test/fixtures.ts";
 import type { Db } from "./createDatabase.ts";
 import { BlockHashConflictError, StoredBlocksUnverifiedError } from "./errors.ts";

@@ -3,7 +3,7 @@ import { maxUint256 } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
 import { captureQueries, explainQuery } from "../../test/helpers/explain.ts";
-import { DEMO } from "../decode/testRegistry.ts";
+import { DEMO } from "../decode/_test/testRegistry.ts";
 import { ALICE, BOB, swapTransaction, transferLog } from "../realtime/_test/fixtures.ts";
 import { getAddressTransactions } from "./addressReads.ts";
 import type { Db } from "./createDatabase.ts";

@@ -5,7 +5,7 @@ import { type Anvil, startTestAnvil } from "../../../test/helpers/anvil.ts";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
 import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
-import { DEMO } from "../../decode/testRegistry.ts";
+import { DEMO } from "../../decode/_test/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
 import { type ChangeNotice, type ChangeNotices, listenForChanges } from "../../store/changeNotices.ts";
 import { upsertReadings } from "../../store/ingestWrites.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
 import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
-import { DEMO } from "../../decode/testRegistry.ts";
+import { DEMO } from "../../decode/_test/testRegistry.ts";
 import { buildApp } from "../buildApp.ts";
 
 /**

@@ -6,7 +6,7 @@ import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
 import type { Config } from "../../config/schema.ts";
 import { tokensByAddress } from "../../config/tokensByAddress.ts";
-import { DEMO, ROUTER, USDC } from "../../decode/testRegistry.ts";
+import { DEMO, ROUTER, USDC } from "../../decode/_test/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
 import { createPriceHistory } from "../../prices/createPriceHistory.ts";
 import { createTransactionValuer } from "../../prices/transactionValues.ts";

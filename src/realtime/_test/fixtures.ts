@@ -1,12 +1,12 @@
 /** Decoded transactions for the realtime unit tests (the test registry of src/decode). */
 import { encodeAbiParameters, encodeFunctionData, pad } from "viem";
+import { DEMO, ROUTER, routerAbi, testRegistry, USDC } from "../../decode/_test/testRegistry.ts";
 import {
   type ChainTransaction,
   decodeTransaction,
   type IndexedTransaction,
 } from "../../decode/decodeTransaction.ts";
 import { TRANSFER_TOPIC } from "../../decode/decodeTransfer.ts";
-import { DEMO, ROUTER, routerAbi, testRegistry, USDC } from "../../decode/testRegistry.ts";
 
 export const ALICE = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed";
 export const BOB = "0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359";

@@ -1,6 +1,6 @@
 import { parseAbi } from "viem";
-import type { Config } from "../config/schema.ts";
-import { type AbiRegistry, createAbiRegistry } from "./abiRegistry.ts";
+import type { Config } from "../../config/schema.ts";
+import { type AbiRegistry, createAbiRegistry } from "../abiRegistry.ts";
 
 /** A small registry for decode tests: a router, a vault, a shared contract and two tokens. */
 export const ROUTER = "0x1000000000000000000000000000000000000001";
