@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { type RpcFault, type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
-import { startAnvil, type TestAnvil } from "./_test/anvil.ts";
+import { type Anvil, startAnvil } from "../demo/anvil.ts";
 import {
   ALCHEMY_LOGS,
   ALCHEMY_RATE,
@@ -27,7 +27,7 @@ import {
 // Every provider message of the classifier's table, served over HTTP by the proxy with its real status and
 // body, read back through the whole client (no retries, so the first classification surfaces).
 
-let anvil: TestAnvil;
+let anvil: Anvil;
 let proxy: RpcProxy;
 let chain: ChainClient;
 

@@ -1,9 +1,9 @@
 import { inspect } from "node:util";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { type RpcFault, type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
+import { type Anvil, findFreePort, startAnvil } from "../demo/anvil.ts";
 import { createLogger } from "../internal/logger.ts";
 import { secretsOfUrl } from "../internal/redact.ts";
-import { freePort, startAnvil, type TestAnvil } from "./_test/anvil.ts";
 import { ALCHEMY_RATE_BODY } from "./_test/providerMessages.ts";
 import { testCommon, testConfig } from "./_test/testCommon.ts";
 import { classifyRpcError } from "./classifyRpcError.ts";
@@ -18,7 +18,7 @@ const KEY = "abcdefghijklmnopqrstuvwxyz012345";
 const BASIC = Buffer.from(`user:${PASSWORD}`).toString("base64");
 const FORBIDDEN = [PASSWORD, KEY, `user:${PASSWORD}`, BASIC];
 
-let anvil: TestAnvil;
+let anvil: Anvil;
 let proxy: RpcProxy;
 let secretUrl: string;
 let refusedUrl: string;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   proxy = await startRpcProxy({ upstream: anvil.url });
   const port = new URL(proxy.url).port;
   secretUrl = `http://user:${PASSWORD}@127.0.0.1:${port}/v2/${KEY}`;
-  refusedUrl = `http://user:${PASSWORD}@127.0.0.1:${await freePort()}/v2/${KEY}`;
+  refusedUrl = `http://user:${PASSWORD}@127.0.0.1:${await findFreePort()}/v2/${KEY}`;
 });
 afterAll(async () => {
   await proxy?.close();

@@ -2,8 +2,8 @@ import { parseAbi } from "viem";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
 import type { Config } from "../config/schema.ts";
+import { type Anvil, findFreePort, startAnvil } from "../demo/anvil.ts";
 import { ConfigError } from "../internal/errors.ts";
-import { freePort, startAnvil, type TestAnvil } from "./_test/anvil.ts";
 import { ALCHEMY_RATE_BODY } from "./_test/providerMessages.ts";
 import { testCommon, testConfig } from "./_test/testCommon.ts";
 import { classifyRpcError } from "./classifyRpcError.ts";
@@ -16,7 +16,7 @@ const ANSWER_INITCODE = "0x69602a60005260206000f3600052600a6016f3";
 const REVERT_INITCODE = "0x6460006000fd6000526005601bf3";
 const FAST: ChainClientOptions = { baseDelayMs: 10, maxDelayMs: 50, cooldownMs: 60_000 };
 
-let anvil: TestAnvil;
+let anvil: Anvil;
 let proxy: RpcProxy;
 const opened: ChainClient[] = [];
 
@@ -166,7 +166,7 @@ describe("createChainClient", () => {
   });
 
   test("behavior: failover when the first URL refuses connections", async () => {
-    const down = `http://127.0.0.1:${await freePort()}`;
+    const down = `http://127.0.0.1:${await findFreePort()}`;
     const { chain } = make({ urls: [down, proxy.url] });
     expect(await chain.client.getBlockNumber()).toBe(await upstreamBlockNumber());
     expect(await chain.getChainId()).toBe(31337);

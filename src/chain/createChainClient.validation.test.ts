@@ -1,8 +1,8 @@
 import type { Hash } from "viem";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
+import { type Anvil, startAnvil } from "../demo/anvil.ts";
 import { createLogger } from "../internal/logger.ts";
-import { startAnvil, type TestAnvil } from "./_test/anvil.ts";
 import { testCommon, testConfig } from "./_test/testCommon.ts";
 import { classifyRpcError } from "./classifyRpcError.ts";
 import { type ChainClient, type ChainClientOptions, createChainClient } from "./createChainClient.ts";
@@ -17,7 +17,7 @@ const DEAD = "0x000000000000000000000000000000000000dead";
 const TWO_LOGS_INITCODE = "0x6a60006000a060006000a000600052600b6015f3";
 const FAST: ChainClientOptions = { baseDelayMs: 10, maxDelayMs: 50, cooldownMs: 60_000 };
 
-let anvil: TestAnvil;
+let anvil: Anvil;
 let proxy: RpcProxy;
 let emitter: Hash;
 /** A mined transaction that emitted two logs, its block, and the value sent to DEAD. */

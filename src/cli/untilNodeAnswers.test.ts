@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
-import { startAnvil, type TestAnvil } from "../chain/_test/anvil.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { classifyRpcError } from "../chain/classifyRpcError.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
 import { FatalRpcError } from "../chain/errors.ts";
+import { type Anvil, startAnvil } from "../demo/anvil.ts";
 import { ConfigError } from "../internal/errors.ts";
 import { createLogger } from "../internal/logger.ts";
 import { untilNodeAnswers } from "./untilNodeAnswers.ts";
 
-let anvil: TestAnvil;
+let anvil: Anvil;
 let proxy: RpcProxy;
 let chain: ChainClient;
 const FAST = { baseMs: 10, maxMs: 40 };

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { useTestDatabase } from "../../test/helpers/db.ts";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
-import { startAnvil, type TestAnvil } from "../chain/_test/anvil.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
+import { type Anvil, startAnvil } from "../demo/anvil.ts";
 import { blocks } from "../store/schema.ts";
 import { ChainMismatchError } from "./errors.ts";
 import { findCommonAncestor, REORG_WINDOW_BLOCKS } from "./findCommonAncestor.ts";
@@ -19,7 +19,7 @@ const orphan = (n: number): Header => ({
 
 describe("findCommonAncestor", () => {
   const db = useTestDatabase();
-  let anvil: TestAnvil;
+  let anvil: Anvil;
   let proxy: RpcProxy;
   let chain: ChainClient;
   /** The chain's headers, by number (blocks 0-12). */

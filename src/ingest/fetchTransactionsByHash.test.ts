@@ -1,9 +1,9 @@
 import type { Hash } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
-import { startAnvil, type TestAnvil } from "../chain/_test/anvil.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
+import { type Anvil, startAnvil } from "../demo/anvil.ts";
 import { ReorgDetectedError } from "./errors.ts";
 import { fetchTransactionsByHash } from "./fetchTransactionsByHash.ts";
 
@@ -16,7 +16,7 @@ const TWO_LOGS_INITCODE = "0x6a60006000a060006000a000600052600b6015f3";
 
 type Json = Record<string, unknown>;
 
-let anvil: TestAnvil;
+let anvil: Anvil;
 let proxy: RpcProxy;
 let chain: ChainClient;
 /** Two transactions of one block, each emitting two logs (block log indexes 0-1 and 2-3). */

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
-import { freePort } from "../chain/_test/anvil.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { type ChainClient, createChainClient } from "../chain/createChainClient.ts";
 import type { Config } from "../config/schema.ts";
-import { type Anvil, startAnvil } from "../demo/anvil.ts";
+import { type Anvil, findFreePort, startAnvil } from "../demo/anvil.ts";
 import { createJsonRpc } from "../demo/demoClient.ts";
 import { NonRetryableError, RetryableError } from "../internal/errors.ts";
 import { getTokenModes } from "../store/indexerState.ts";
@@ -66,7 +65,7 @@ describe("resolveTokenModes", () => {
       { token: SHARED, mode: "call", fromBlock: 3 },
     ]);
     // Decided once: a node that is gone now is not asked again.
-    const gone = config(`http://127.0.0.1:${await freePort()}`, 3, c.tokens);
+    const gone = config(`http://127.0.0.1:${await findFreePort()}`, 3, c.tokens);
     expect([...(await resolveTokenModes(gone, chainFor(gone), tdb.database.db))]).toEqual([WITHOUT_CODE]);
   });
 
@@ -86,7 +85,7 @@ describe("resolveTokenModes", () => {
 
   test("error: a node that does not answer stays retryable (start-up waits for it)", async () => {
     const token = "0x00000000000000000000000000000000000000d1";
-    const c = config(`http://127.0.0.1:${await freePort()}`, 2, [{ address: token, exclusive: true }]);
+    const c = config(`http://127.0.0.1:${await findFreePort()}`, 2, [{ address: token, exclusive: true }]);
     const error = await resolveTokenModes(c, chainFor(c), tdb.database.db).catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(NonRetryableError);
     expect(error instanceof RetryableError || (error as Error).cause instanceof RetryableError).toBe(true);
