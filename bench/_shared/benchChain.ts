@@ -1,14 +1,6 @@
-import {
-  encodeFunctionData,
-  erc20Abi,
-  type Hex,
-  isHex,
-  maxUint256,
-  parseGwei,
-  parseUnits,
-  toHex,
-} from "viem";
+import { encodeFunctionData, erc20Abi, type Hex, isHex, parseGwei, parseUnits, toHex } from "viem";
 import type { Address } from "../../src/config/schema.ts";
+import { benchTransaction } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
 import { createJsonRpc } from "../../src/demo/demoClient.ts";
 import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
@@ -44,7 +36,7 @@ export type BenchChain = {
 };
 
 /** Gas limits set explicitly: an estimate against the state of a block still being filled could fall short. */
-const GAS = { transfer: 80_000n, swap: 250_000n, deposit: 160_000n, disperse: 150_000n } as const;
+const GAS = { transfer: 80_000n, disperse: 150_000n } as const;
 
 /**
  * Start anvil with automine, deploy the demo protocols (fast: one block per transaction, instantly), then
@@ -159,48 +151,13 @@ export function sharedDisperse(d: DemoDeployment, i: number): BenchTx {
 }
 
 /**
- * The `i`-th transaction of the steady protocol load: DEMO and USDC transfers, router swaps both ways and
- * vault deposits in turn (the mix of `generateTransactions`), every one visible to the polling indexer.
+ * The `i`-th transaction of the steady protocol load: the demo's benchmark cycle (`benchTransaction` of
+ * src/demo/activity.ts: DEMO and USDC transfers, router swaps both ways, vault deposits), every one visible to
+ * the polling indexer.
  */
 export function protocolTx(d: DemoDeployment, i: number): BenchTx {
   const [from, to] = pair(d, i);
-  const swap = (path: Address[], amountIn: bigint): BenchTx => ({
-    from,
-    to: d.contracts.router,
-    gas: GAS.swap,
-    data: encodeFunctionData({
-      abi: d.abis.router,
-      functionName: "swapExactTokensForTokens",
-      args: [amountIn, 0n, path, from, maxUint256],
-    }),
-  });
-  const transfer = (token: Address, amount: bigint): BenchTx => ({
-    from,
-    to: token,
-    gas: GAS.transfer,
-    data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }),
-  });
-  switch (Math.floor(i / d.users.length) % 5) {
-    case 0:
-      return transfer(d.tokens.DEMO.address, parseUnits("1", 18));
-    case 1:
-      return transfer(d.tokens.USDC.address, parseUnits("1", 6));
-    case 2:
-      return swap([d.tokens.DEMO.address, d.tokens.USDC.address], parseUnits("10", 18));
-    case 3:
-      return swap([d.tokens.USDC.address, d.tokens.DEMO.address], parseUnits("5", 6));
-    default:
-      return {
-        from,
-        to: d.contracts.vault,
-        gas: GAS.deposit,
-        data: encodeFunctionData({
-          abi: d.abis.stakingVault,
-          functionName: "deposit",
-          args: [parseUnits("1", 18)],
-        }),
-      };
-  }
+  return { from, ...benchTransaction(d, Math.floor(i / d.users.length), from, to) };
 }
 
 /** Sender and recipient of the `i`-th transaction: demo users take turns. */

@@ -204,8 +204,11 @@ async function checkMined(
   }
 }
 
-/** The `round`-th transaction of a sender in the benchmark cycle. */
-function benchTransaction(d: DemoDeployment, round: number, from: Address, next: Address) {
+/**
+ * The `round`-th transaction `from` sends in the benchmark cycle (`next` receives the transfers): DEMO and USDC
+ * transfers, router swaps both ways and vault deposits in turn. Also the steady load of `npm run bench:realtime`.
+ */
+export function benchTransaction(d: DemoDeployment, round: number, from: Address, next: Address) {
   const router = d.contracts.router;
   const swap = (path: Address[], amountIn: bigint) => ({
     to: router,
