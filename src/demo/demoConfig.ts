@@ -25,6 +25,15 @@ const SWAP_ACTIONS: Record<string, string> = {
   removeLiquidityETH: "removeLiquidity",
 };
 
+/** What the config takes of a deployment (the API benchmark passes made-up addresses: nothing is deployed). */
+export type DemoConfigDeployment = Pick<DemoDeployment, "chainId" | "startBlock" | "tokens"> & {
+  contracts: Pick<
+    DemoDeployment["contracts"],
+    "router" | "pairDemoUsdc" | "pairWethUsdc" | "vault" | "disperse"
+  >;
+  abis: Pick<DemoDeployment["abis"], "router" | "pair" | "stakingVault" | "disperse">;
+};
+
 /**
  * The protoscan config for a demo deployment (SPEC §1 "Config file"), self-contained: ABIs are inline arrays.
  *
@@ -35,7 +44,7 @@ const SWAP_ACTIONS: Record<string, string> = {
  * - Tokens: DEMO (official, priced from the DEMO/USDC pool), USDC (static 1.0 USD), WETH (priced from the
  *   WETH/USDC pool), RWD (unpriced: shows how an unpriced token reads).
  */
-export function demoConfigFile(deployment: DemoDeployment, options: DemoConfigOptions): ConfigFile {
+export function demoConfigFile(deployment: DemoConfigDeployment, options: DemoConfigOptions): ConfigFile {
   const { contracts: c, tokens: t, abis } = deployment;
   return {
     chain: { id: deployment.chainId, name: "anvil" },
