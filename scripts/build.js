@@ -3,7 +3,8 @@
  * `npm run build` (also run by `npm install`, as `prepare`): build the web explorer into dist/web/
  * (scripts/buildWeb.js), compile src/ and bench/index/indexPhase.ts into dist/
  * with `tsconfig.build.json`, copy the other files the compiled code reads (migrations, the PGlite worker),
- * and record the sources' fingerprint (scripts/compiled.js). Without type checks: `npm run typecheck` does
+ * bundle the CLI into dist/bundle/ (scripts/bundleCli.js: what `bin/protoscan.js` runs), and record the
+ * sources' fingerprint (scripts/compiled.js). Without type checks: `npm run typecheck` does
  * those, and a type error must not stop a start. Then build the migrated PGlite template new databases start
  * from (src/store/buildPgliteTemplate.ts), unless the one of the current migrations is there; a template that
  * cannot be built is reported and skipped: new databases are then created the slow way.
@@ -12,6 +13,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { buildWeb } from "./buildWeb.js";
+import { bundleCli } from "./bundleCli.js";
 import { DIST, ROOT, SOURCE_DIRS, STAMP, sourceFiles, sourceFingerprint } from "./compiled.js";
 
 // Taken before compiling: a file edited during the build leaves a stamp that no longer matches.
@@ -39,6 +41,12 @@ for (const path of sourceFiles()) {
   if (!SOURCE_DIRS.some((dir) => path.startsWith(`${dir}/`)) || path.endsWith(".ts")) continue;
   mkdirSync(dirname(join(DIST, path)), { recursive: true });
   cpSync(join(ROOT, path), join(DIST, path));
+}
+try {
+  await bundleCli(ROOT, DIST);
+} catch (error) {
+  process.stderr.write(`build: bundling the CLI failed: ${error instanceof Error ? error.message : error}\n`);
+  process.exit(1);
 }
 writeFileSync(STAMP, `${fingerprint}\n`);
 process.stdout.write(`build: dist/ is current (${fingerprint.slice(0, 12)})\n`);

@@ -1,0 +1,59 @@
+// @ts-check
+/**
+ * The CLI as one bundle (`dist/bundle/`, by `npm run build`), which `bin/protoscan.js` runs when it is current.
+ *
+ * Why: unbundled, `protoscan start` loads about 2,000 modules (typebox alone 680, viem 340), and Node resolves,
+ * reads and links each: 1.6-1.8 CPU-s and about 100 MB of RSS before anything runs, against 0.5-0.7 CPU-s and
+ * about 80 MB bundled (docs/performance.md, "First start"). esbuild splits the bundle at the CLI's dynamic
+ * imports, so `--help`, `migrate` and `demo` still load only what they use.
+ *
+ * What stays outside (loaded from node_modules as before): packages that find files of their own next to
+ * their modules (`@fastify/swagger` and `@fastify/swagger-ui` read their package.json and static files from
+ * `__dirname`, pino runs transports from files), PGlite (its WebAssembly and data files; it runs in the worker,
+ * `src/store/pgliteWorker.js`), and the demo's compilers and anvil binary. The files protoscan finds beside its
+ * own modules are copied beside the bundle: the PGlite worker and the migrations.
+ */
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { build } from "esbuild";
+
+/** Packages loaded from node_modules at run time, not bundled (see above). */
+export const EXTERNAL = [
+  "@electric-sql/pglite",
+  "@fastify/swagger",
+  "@fastify/swagger-ui",
+  "@foundry-rs/*",
+  "esbuild",
+  "pg-native",
+  "pino",
+  "pino-pretty",
+  "solc",
+  "thread-stream",
+  "tsx",
+];
+
+/**
+ * Bundle `src/cli/main.ts` into `<dist>/bundle/main.js` (and its chunks), with the files read beside it.
+ * @param {string} root the repository
+ * @param {string} dist its dist/
+ */
+export async function bundleCli(root, dist) {
+  const out = join(dist, "bundle");
+  await build({
+    entryPoints: { main: join(root, "src", "cli", "main.ts") },
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    outdir: out,
+    external: EXTERNAL,
+    logLevel: "warning",
+    // The CommonJS packages in the bundle call `require` for Node's built-in modules; an ES module has none.
+    banner: {
+      js: "import { createRequire as __protoscanRequire } from 'node:module'; const require = __protoscanRequire(import.meta.url);",
+    },
+  });
+  cpSync(join(root, "src", "store", "pgliteWorker.js"), join(out, "pgliteWorker.js"));
+  cpSync(join(root, "src", "store", "migrations"), join(out, "migrations"), { recursive: true });
+}
