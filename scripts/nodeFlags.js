@@ -14,3 +14,15 @@
  *   when the process starts, so it must be given to Node.
  */
 export const NODE_FLAGS = ["--max-semi-space-size=4"];
+
+/**
+ * The environment the npm scripts start protoscan with, before `exec node …` (`exec`: npm's shell is replaced
+ * by protoscan instead of waiting for it, one process less, and a signal npm forwards reaches protoscan).
+ *
+ * - `MALLOC_ARENA_MAX=2`: glibc's allocator keeps at most two arenas instead of up to eight per core. Each
+ *   thread that allocates (the PGlite worker and V8's compiler and collector threads, libuv's pool) otherwise
+ *   gets an arena of its own, and what they free stays resident in it: a PGlite `npm start` through a
+ *   5,000-transaction backfill peaked 15-20 MB lower (docs/performance.md, "First start"). Other C libraries
+ *   ignore it. Like the Node options, it must be there when the process starts.
+ */
+export const START_ENV = ["MALLOC_ARENA_MAX=2"];
