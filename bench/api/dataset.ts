@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
 import type { Address } from "../../src/config/schema.ts";
 import type { IndexedLog, IndexedTransaction, IndexedTransfer } from "../../src/decode/decodeTransaction.ts";
-import type { BlockRow } from "../../src/store/ingestWrites.ts";
+import type { BlockRow } from "../../src/store/commitBatch.ts";
 import { mulberry32 } from "../../test/helpers/faultsRandom.ts";
 import { BENCH_TOKENS, benchAddress, BENCH_CONTRACTS as C } from "./apiBenchConfig.ts";
 import { cs, depositedLog, fakeHash, swapLog, syncLog, transferRecords, ZERO } from "./chainRecords.ts";

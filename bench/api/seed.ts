@@ -1,7 +1,7 @@
 import type { Config } from "../../src/config/schema.ts";
+import { commitBatch } from "../../src/store/commitBatch.ts";
 import type { Db } from "../../src/store/createDatabase.ts";
 import { CURSOR_NAME } from "../../src/store/indexerState.ts";
-import { commitBatch } from "../../src/store/ingestWrites.ts";
 import { upsertPrices } from "../../src/store/priceStore.ts";
 import { getGlobalCounts, getProtocolCounts } from "../../src/store/statsReads.ts";
 import { getTokenCounts, getTopHolders } from "../../src/store/tokenReads.ts";

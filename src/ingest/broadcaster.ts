@@ -1,6 +1,6 @@
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
 import type { IngestSource } from "../store/encode.ts";
-import type { RemovedTransaction } from "../store/ingestWrites.ts";
+import type { RemovedTransaction } from "../store/removeBlocks.ts";
 
 /** What the ingest pipeline announces after each commit, in block order. */
 export type IngestEvent =

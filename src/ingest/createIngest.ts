@@ -8,22 +8,15 @@ import {
 } from "../decode/decodeTransaction.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
+import { type BalanceReading, touchBalances, upsertReadings } from "../store/balanceWrites.ts";
+import { type CommitSpan, commitBatch } from "../store/commitBatch.ts";
 import type { Db } from "../store/createDatabase.ts";
 import type { IngestSource } from "../store/encode.ts";
 import { ZERO_ADDRESS } from "../store/encode.ts";
+import { type EncodedRows, encodeCommitRows } from "../store/encodeCommitRows.ts";
 import { BlockHashConflictError } from "../store/errors.ts";
 import { getHoldersReadAfter, getStaleHolders, storedHashes } from "../store/indexerState.ts";
-import {
-  type BalanceReading,
-  type CommitSpan,
-  commitBatch,
-  type EncodedRows,
-  encodeCommitRows,
-  type RemovedTransaction,
-  removeBlocks,
-  touchBalances,
-  upsertReadings,
-} from "../store/ingestWrites.ts";
+import { type RemovedTransaction, removeBlocks } from "../store/removeBlocks.ts";
 import type { Broadcaster } from "./broadcaster.ts";
 import { ReorgDetectedError } from "./errors.ts";
 import type { BlockHeader } from "./fetchBlockTransactions.ts";
@@ -59,7 +52,7 @@ export type PreparedCommit = {
   args: Omit<CommitArgs, "transactions">;
   decoded: IndexedTransaction[];
   balances: BalanceReading[];
-  /** the decoded transactions' rows, encoded for the commit (PGlite; store/ingestWrites.ts) */
+  /** the decoded transactions' rows, encoded for the commit (PGlite; store/encodeCommitRows.ts) */
   encoded: EncodedRows | undefined;
 };
 

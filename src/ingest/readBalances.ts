@@ -2,7 +2,7 @@ import { erc20Abi } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Address } from "../config/schema.ts";
 import type { Logger } from "../internal/logger.ts";
-import type { BalanceReading } from "../store/ingestWrites.ts";
+import type { BalanceReading } from "../store/balanceWrites.ts";
 
 /** Calldata bytes per multicall `eth_call`: about 300 `balanceOf` calls each. */
 const MULTICALL_BATCH_BYTES = 32_768;

@@ -2,8 +2,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
 import { createSilentLogger } from "../internal/logger.ts";
+import { upsertReadings } from "./balanceWrites.ts";
 import { type ChangeNotice, type ChangeNotices, listenForChanges } from "./changeNotices.ts";
-import { upsertReadings } from "./ingestWrites.ts";
 
 const TOKEN = `0x${"1".repeat(40)}` as const;
 const HOLDER = `0x${"2".repeat(40)}` as const;

@@ -9,6 +9,7 @@ import {
   useTestDatabase,
 } from "../../test/helpers/db.ts";
 import { ALICE, swapTransaction } from "../realtime/_test/fixtures.ts";
+import { commitBatch } from "./commitBatch.ts";
 import type { Db } from "./createDatabase.ts";
 import {
   buildDeferredIndexes,
@@ -17,7 +18,8 @@ import {
   deferIndexes,
   listDeferredIndexes,
 } from "./deferredIndexes.ts";
-import { commitBatch, INGEST_LOCK_KEY, removeBlocks } from "./ingestWrites.ts";
+import { INGEST_LOCK_KEY } from "./ingestTransaction.ts";
+import { removeBlocks } from "./removeBlocks.ts";
 import * as schema from "./schema.ts";
 import { getTransactionSummary } from "./transactionSummaries.ts";
 

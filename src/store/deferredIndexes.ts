@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { getTableConfig } from "drizzle-orm/pg-core";
 import type { Db } from "./createDatabase.ts";
-import { ingestTransaction } from "./ingestWrites.ts";
+import { ingestTransaction } from "./ingestTransaction.ts";
 import type { Executor } from "./insertRows.ts";
 import { addressTransactions, deferredIndexes, logs, tokenTransfers, transactions } from "./schema.ts";
 

@@ -4,10 +4,11 @@ import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts"
 import { mulberry32 } from "../../test/helpers/faultsRandom.ts";
 import type { Address } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
+import { commitBatch } from "./commitBatch.ts";
 import type { Db } from "./createDatabase.ts";
 import { syncHistoryHolders } from "./historyHolders.ts";
 import { getHistoryBuckets, getHolderHours, saveHistoryVolumes } from "./historyReads.ts";
-import { commitBatch, removeBlocks } from "./ingestWrites.ts";
+import { removeBlocks } from "./removeBlocks.ts";
 import { priceHistory, transactions } from "./schema.ts";
 
 const addr = (i: number) => `0x${i.toString(16).padStart(40, "0")}` as Address;

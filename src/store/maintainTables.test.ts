@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
 import { captureQueries, explainQuery } from "../../test/helpers/explain.ts";
-import { upsertReadings } from "./ingestWrites.ts";
+import { upsertReadings } from "./balanceWrites.ts";
 import { maintainTables } from "./maintainTables.ts";
 import { getTopHolders } from "./tokenReads.ts";
 

@@ -2,9 +2,10 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
 import { ALICE, BOB, swapTransaction } from "../realtime/_test/fixtures.ts";
+import { commitBatch } from "./commitBatch.ts";
 import type { Db } from "./createDatabase.ts";
-import { commitBatch, removeBlocks } from "./ingestWrites.ts";
 import { outboxBounds, pruneOutbox, readEventDetails, readOutboxAfter, writeOutbox } from "./outbox.ts";
+import { removeBlocks } from "./removeBlocks.ts";
 import { broadcastOutbox } from "./schema.ts";
 
 let testDb: TestDatabase;

@@ -4,8 +4,9 @@ import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts"
 import { mulberry32 } from "../../test/helpers/faultsRandom.ts";
 import type { Address } from "../config/schema.ts";
 import type { IndexedTransaction } from "../decode/decodeTransaction.ts";
+import { commitBatch } from "./commitBatch.ts";
 import type { Db } from "./createDatabase.ts";
-import { commitBatch, removeBlocks } from "./ingestWrites.ts";
+import { removeBlocks } from "./removeBlocks.ts";
 import { transactions } from "./schema.ts";
 import {
   countTransactionsSince,

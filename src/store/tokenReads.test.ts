@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts";
+import { applyDeltas, upsertReadings } from "./balanceWrites.ts";
 import type { Database, Db } from "./createDatabase.ts";
-import { applyDeltas, removeBlocks, upsertReadings } from "./ingestWrites.ts";
+import { removeBlocks } from "./removeBlocks.ts";
 import { prices, tokenBalances, tokenStats, tokenTransfers } from "./schema.ts";
 import {
   getHoldersPage,

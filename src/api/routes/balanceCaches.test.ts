@@ -7,8 +7,8 @@ import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
 import { DEMO } from "../../decode/_test/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
+import { upsertReadings } from "../../store/balanceWrites.ts";
 import { type ChangeNotice, type ChangeNotices, listenForChanges } from "../../store/changeNotices.ts";
-import { upsertReadings } from "../../store/ingestWrites.ts";
 import { buildApp } from "../buildApp.ts";
 
 const SUPPLY = 1000n * 10n ** 18n;

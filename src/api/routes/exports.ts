@@ -23,9 +23,9 @@ import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { createTotalSupplyReader } from "../createTotalSupplyReader.ts";
 import type { CsvValue } from "../csvRow.ts";
 import { ApiError } from "../errorRegistry.ts";
-import { EXPORT_PAGE_ROWS, sendCsv } from "../exportCsv.ts";
+import { type KeysetPage, keysetPages, registerCsvExport } from "../exportCsv.ts";
 import { parseTime } from "../historyRange.ts";
-import { AddressParam, BlockNumberParam, ProblemSchema } from "../schemas/common.ts";
+import { BlockNumberParam } from "../schemas/common.ts";
 import { checksum } from "../toTransactionJson.ts";
 
 /** Rows one file holds at most (SPEC §10.4). */
@@ -78,16 +78,8 @@ export const TOKEN_EVENT_COLUMNS = [
 ] as const;
 export const HOLDER_COLUMNS = ["rank", "address", "balance", "balanceDecimal", "share"] as const;
 
-const AddressParams = Type.Object({ address: AddressParam });
 const Time = (description: string) =>
   Type.String({ maxLength: 64, description: `${description}: ISO 8601 or unix seconds, inclusive` });
-const CsvFile = Type.String({
-  description: "RFC 4180 CSV: a header row, then one row per item, CRLF line ends",
-});
-const csvResponse = (description: string) => ({
-  description,
-  content: { "text/csv": { schema: CsvFile } },
-});
 
 /**
  * The CSV exports (SPEC §10.4, docs/api.md "Exports"): an address's transactions and tracked-token transfers,
@@ -146,45 +138,30 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
   };
 
   async function* transferPages(query: TransfersExport) {
-    let after: TransferPosition | undefined;
-    for (;;) {
-      const rows = await getTransfersExport(db, query, { after, limit: EXPORT_PAGE_ROWS });
-      const last = rows.at(-1);
-      if (!last) return;
-      yield { rows, prices: await pricesOf(rows) };
-      if (rows.length < EXPORT_PAGE_ROWS) return;
-      after = { blockNumber: last.blockNumber, logIndex: last.logIndex };
-    }
+    const read = keysetPages(
+      (page: KeysetPage<TransferPosition>) => getTransfersExport(db, query, page),
+      (last) => ({ blockNumber: last.blockNumber, logIndex: last.logIndex }),
+    );
+    for await (const rows of read) yield { rows, prices: await pricesOf(rows) };
   }
 
-  app.get(
-    "/api/address/:address/transactions.csv",
-    {
-      schema: {
-        operationId: "exportAddressTransactions",
-        summary: "CSV of the transactions an address takes part in, oldest first",
-        tags: ["exports"],
-        params: AddressParams,
-        querystring: Type.Object(
-          {
-            protocol: Type.Optional(
-              Type.String({ minLength: 1, maxLength: 64, description: "only this protocol" }),
-            ),
-            from: Type.Optional(Time("first block time")),
-            to: Type.Optional(Time("last block time")),
-          },
-          { additionalProperties: false },
+  registerCsvExport(app, {
+    url: "/api/address/:address/transactions.csv",
+    operationId: "exportAddressTransactions",
+    summary: "CSV of the transactions an address takes part in, oldest first",
+    columns: TRANSACTION_COLUMNS,
+    querystring: Type.Object(
+      {
+        protocol: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 64, description: "only this protocol" }),
         ),
-        response: {
-          200: csvResponse(`columns ${TRANSACTION_COLUMNS.join(",")}`),
-          400: ProblemSchema,
-          404: ProblemSchema,
-        },
+        from: Type.Optional(Time("first block time")),
+        to: Type.Optional(Time("last block time")),
       },
-    },
-    async (request, reply) => {
-      const address = request.params.address.toLowerCase();
-      const query = request.query;
+      { additionalProperties: false },
+    ),
+    open: async (param, query) => {
+      const address = param.toLowerCase();
       const protocol = query.protocol?.toLowerCase();
       if (protocol !== undefined && !protocols.has(protocol)) {
         throw new ApiError("PROTOCOL_NOT_FOUND", `no protocol '${query.protocol}' is configured`);
@@ -194,11 +171,11 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
       if (bounds) checkRowCount(await countAddressTransactionsExport(db, filter, maxRows + 1));
       async function* pages() {
         if (!bounds) return;
-        let after: TransactionPosition | undefined;
-        for (;;) {
-          const txs = await getAddressTransactionsExport(db, filter, { after, limit: EXPORT_PAGE_ROWS });
-          const last = txs.at(-1);
-          if (!last) return;
+        const read = keysetPages(
+          (page: KeysetPage<TransactionPosition>) => getAddressTransactionsExport(db, filter, page),
+          (last) => ({ blockNumber: last.blockNumber, transactionIndex: last.transactionIndex }),
+        );
+        for await (const txs of read) {
           const transfers = await getTransfersOfTransactions(db, txs);
           const byTx = new Map<string, ExportTransfer[]>();
           for (const t of transfers) byTx.set(t.txHash, [...(byTx.get(t.txHash) ?? []), t]);
@@ -224,45 +201,29 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
             tx.gasUsed * tx.gasPrice,
             values.get(tx.hash)?.valueUsd ?? null,
           ]);
-          if (txs.length < EXPORT_PAGE_ROWS) return;
-          after = { blockNumber: last.blockNumber, transactionIndex: last.transactionIndex };
         }
       }
-      return sendCsv(reply, `transactions-${checksum(address)}.csv`, TRANSACTION_COLUMNS, pages());
+      return { filename: `transactions-${checksum(address)}.csv`, pages: pages() };
     },
-  );
+  });
 
-  app.get(
-    "/api/address/:address/transfers.csv",
-    {
-      schema: {
-        operationId: "exportAddressTransfers",
-        summary: "CSV of the tracked-token transfers from or to an address, oldest first",
-        tags: ["exports"],
-        params: AddressParams,
-        querystring: Type.Object(
-          {
-            token: Type.Optional(
-              Type.String({
-                pattern: "^0x[0-9a-fA-F]{40}$",
-                description: "only this tracked token (any case)",
-              }),
-            ),
-            from: Type.Optional(Time("first block time")),
-            to: Type.Optional(Time("last block time")),
-          },
-          { additionalProperties: false },
+  registerCsvExport(app, {
+    url: "/api/address/:address/transfers.csv",
+    operationId: "exportAddressTransfers",
+    summary: "CSV of the tracked-token transfers from or to an address, oldest first",
+    columns: ADDRESS_TRANSFER_COLUMNS,
+    querystring: Type.Object(
+      {
+        token: Type.Optional(
+          Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "only this tracked token (any case)" }),
         ),
-        response: {
-          200: csvResponse(`columns ${ADDRESS_TRANSFER_COLUMNS.join(",")}`),
-          400: ProblemSchema,
-          404: ProblemSchema,
-        },
+        from: Type.Optional(Time("first block time")),
+        to: Type.Optional(Time("last block time")),
       },
-    },
-    async (request, reply) => {
-      const address = request.params.address.toLowerCase();
-      const query = request.query;
+      { additionalProperties: false },
+    ),
+    open: async (param, query) => {
+      const address = param.toLowerCase();
       const only = query.token === undefined ? undefined : trackedToken(query.token);
       const bounds = await timeBounds(query);
       const filter: TransfersExport = {
@@ -302,41 +263,30 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
           });
         }
       }
-      return sendCsv(reply, `token-transfers-${checksum(address)}.csv`, ADDRESS_TRANSFER_COLUMNS, pages());
+      return { filename: `token-transfers-${checksum(address)}.csv`, pages: pages() };
     },
-  );
+  });
 
-  app.get(
-    "/api/tokens/:address/events.csv",
-    {
-      schema: {
-        operationId: "exportTokenEvents",
-        summary: "CSV of a tracked token's stored Transfer events, oldest first",
-        tags: ["exports"],
-        params: AddressParams,
-        querystring: Type.Object(
-          {
-            address: Type.Optional(
-              Type.String({
-                pattern: "^0x[0-9a-fA-F]{40}$",
-                description: "only transfers where this address (any case) is the sender or the receiver",
-              }),
-            ),
-            fromBlock: Type.Optional(BlockNumberParam),
-            toBlock: Type.Optional(BlockNumberParam),
-          },
-          { additionalProperties: false },
+  registerCsvExport(app, {
+    url: "/api/tokens/:address/events.csv",
+    operationId: "exportTokenEvents",
+    summary: "CSV of a tracked token's stored Transfer events, oldest first",
+    columns: TOKEN_EVENT_COLUMNS,
+    querystring: Type.Object(
+      {
+        address: Type.Optional(
+          Type.String({
+            pattern: "^0x[0-9a-fA-F]{40}$",
+            description: "only transfers where this address (any case) is the sender or the receiver",
+          }),
         ),
-        response: {
-          200: csvResponse(`columns ${TOKEN_EVENT_COLUMNS.join(",")}`),
-          400: ProblemSchema,
-          404: ProblemSchema,
-        },
+        fromBlock: Type.Optional(BlockNumberParam),
+        toBlock: Type.Optional(BlockNumberParam),
       },
-    },
-    async (request, reply) => {
-      const token = trackedToken(request.params.address);
-      const query = request.query;
+      { additionalProperties: false },
+    ),
+    open: async (param, query) => {
+      const token = trackedToken(param);
       if (query.fromBlock !== undefined && query.toBlock !== undefined && query.fromBlock > query.toBlock) {
         throw new ApiError("INVALID_PARAMETER", "fromBlock: must not be greater than toBlock");
       }
@@ -364,38 +314,30 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
           ]);
         }
       }
-      return sendCsv(reply, `transfers-${checksum(token.address)}.csv`, TOKEN_EVENT_COLUMNS, pages());
+      return { filename: `transfers-${checksum(token.address)}.csv`, pages: pages() };
     },
-  );
+  });
 
-  app.get(
-    "/api/tokens/:address/holders.csv",
-    {
-      schema: {
-        operationId: "exportTokenHolders",
-        summary: "CSV of a tracked token's holders by rank (balance, largest first), zero balances excluded",
-        tags: ["exports"],
-        params: AddressParams,
-        response: {
-          200: csvResponse(`columns ${HOLDER_COLUMNS.join(",")}`),
-          400: ProblemSchema,
-          404: ProblemSchema,
-          503: ProblemSchema,
-        },
-      },
-    },
-    async (request, reply) => {
-      const token = trackedToken(request.params.address);
+  registerCsvExport(app, {
+    url: "/api/tokens/:address/holders.csv",
+    operationId: "exportTokenHolders",
+    summary: "CSV of a tracked token's holders by rank (balance, largest first), zero balances excluded",
+    columns: HOLDER_COLUMNS,
+    // No parameters; any given are ignored.
+    querystring: Type.Object({}),
+    readsChain: true,
+    open: async (param) => {
+      const token = trackedToken(param);
       checkRowCount(await countHoldersExport(db, token.address, maxRows + 1));
       const totalSupply = await supply.get(token.address as Address);
       const supplyNumber = Number(totalSupply);
       async function* pages() {
-        let after: HolderPosition | undefined;
         let rank = 0;
-        for (;;) {
-          const rows = await getHoldersExport(db, token.address, { after, limit: EXPORT_PAGE_ROWS });
-          const last = rows.at(-1);
-          if (!last) return;
+        const read = keysetPages(
+          (page: KeysetPage<HolderPosition>) => getHoldersExport(db, token.address, page),
+          (last) => last,
+        );
+        for await (const rows of read) {
           yield rows.map((row): CsvValue[] => [
             ++rank,
             checksum(row.holder),
@@ -403,11 +345,9 @@ export function registerExportRoutes(app: RouteApp, common: Common, deps: RouteD
             formatUnits(row.balance, token.decimals),
             totalSupply === 0n ? 0 : Number(row.balance) / supplyNumber,
           ]);
-          if (rows.length < EXPORT_PAGE_ROWS) return;
-          after = last;
         }
       }
-      return sendCsv(reply, `holders-${checksum(token.address)}.csv`, HOLDER_COLUMNS, pages());
+      return { filename: `holders-${checksum(token.address)}.csv`, pages: pages() };
     },
-  );
+  });
 }

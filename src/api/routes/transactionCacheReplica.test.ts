@@ -6,7 +6,8 @@ import { createChainClient } from "../../chain/createChainClient.ts";
 import { swapTransaction } from "../../realtime/_test/fixtures.ts";
 import type { HubEvent } from "../../realtime/createHub.ts";
 import { createPgFanout, type PgFanout } from "../../realtime/createPgFanout.ts";
-import { commitBatch, removeBlocks } from "../../store/ingestWrites.ts";
+import { commitBatch } from "../../store/commitBatch.ts";
+import { removeBlocks } from "../../store/removeBlocks.ts";
 import { buildApp } from "../buildApp.ts";
 import { transactionJsonOf } from "../toTransactionJson.ts";
 

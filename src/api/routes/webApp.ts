@@ -1,7 +1,9 @@
 import { join } from "node:path";
-import { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { errorCodes, type FastifyReply, type FastifyRequest } from "fastify";
+import Type from "typebox";
 import type { Common } from "../../internal/common.ts";
 import { REPO_ROOT } from "../../internal/repoRoot.ts";
+import type { RouteApp } from "../appDeps.ts";
 import { createTokenLogos } from "../createTokenLogos.ts";
 import { createRouteIndex } from "../plugins/routeIndex.ts";
 import { loadWebAssets, pickEncoding, type WebAsset } from "../webAssets.ts";
@@ -29,6 +31,12 @@ export const APP_CSP = [
 /** A logo fetched from elsewhere is an image, never a page: opened on its own it can run nothing. */
 const LOGO_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
 
+/**
+ * Any text is an address to look up: an unknown or malformed one is a 404 (problem+json) like any missing
+ * file, not a 400.
+ */
+const LogoParams = Type.Object({ address: Type.String() });
+
 /** Fastify's default `maxParamLength`. */
 const MAX_PARAM_LENGTH = 100;
 
@@ -47,7 +55,7 @@ export function isReservedPath(path: string): boolean {
  * page for unknown ones. Reserved paths and paths registered for another method go on to the problem+json
  * not-found handler unchanged. Off with `ui.enabled: false`. Register before the routes: it indexes them.
  */
-export function registerWebApp(app: FastifyInstance, common: Common, options: { root?: string } = {}): void {
+export function registerWebApp(app: RouteApp, common: Common, options: { root?: string } = {}): void {
   if (common.config.ui?.enabled === false) return;
   const routes = createRouteIndex(app);
   const root = options.root ?? WEB_ROOT;
@@ -75,8 +83,9 @@ export function registerWebApp(app: FastifyInstance, common: Common, options: { 
     return send(request, reply, asset, asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
   });
 
-  app.get("/logos/:address", { schema: { hide: true }, config: noRateLimit }, async (request, reply) => {
-    const logo = await logos.get((request.params as { address: string }).address);
+  const logoSchema = { hide: true, params: LogoParams };
+  app.get("/logos/:address", { schema: logoSchema, config: noRateLimit }, async (request, reply) => {
+    const logo = await logos.get(request.params.address);
     if (!logo) return reply.callNotFound();
     return reply
       .header("content-type", logo.contentType)

@@ -4,15 +4,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest"
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
 import { DEMO, ROUTER, USDC } from "../decode/_test/testRegistry.ts";
 import { ALICE, BOB, swapTransaction } from "../realtime/_test/fixtures.ts";
+import { type CommitInput, commitBatch } from "./commitBatch.ts";
 import type { Db } from "./createDatabase.ts";
+import { encodeCommitRows } from "./encodeCommitRows.ts";
 import { BlockHashConflictError, StoredBlocksUnverifiedError } from "./errors.ts";
-import {
-  type CommitInput,
-  commitBatch,
-  encodeCommitRows,
-  INGEST_LOCK_KEY,
-  removeBlocks,
-} from "./ingestWrites.ts";
+import { INGEST_LOCK_KEY } from "./ingestTransaction.ts";
+import { removeBlocks } from "./removeBlocks.ts";
 import {
   addressTransactions,
   blocks,
