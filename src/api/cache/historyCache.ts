@@ -21,9 +21,7 @@ export function createHistoryCache<V = HistoryPoint[]>(app: FastifyInstance, dep
 
 /** The cache key of a protocol's (`""`: all) points over a range. */
 export function historyKey(protocol: string, range: HistoryRange): string {
-  const first = range.buckets[0]?.getTime();
-  const last = range.buckets.at(-1)?.getTime();
-  return `${protocol}|${range.interval}|${first}|${last}`;
+  return `${protocol}|${range.interval}|${range.first}|${range.last}`;
 }
 
 /** The cache key of a serialized answer: the URL and the range it resolved to (`to` defaults to now). */
