@@ -25,6 +25,7 @@ import { COMPRESS_MIN_BYTES, GZIP_LEVEL } from "../src/api/cache/cachedBody.ts";
 import { createChainClient } from "../src/chain/createChainClient.ts";
 import { createLocalBroadcaster } from "../src/ingest/broadcaster.ts";
 import type { Common } from "../src/internal/common.ts";
+import { errorMessage } from "../src/internal/errors.ts";
 import { createLogger } from "../src/internal/logger.ts";
 import { createMetrics } from "../src/internal/metrics.ts";
 import { createShutdown } from "../src/internal/shutdown.ts";

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.
 import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
 import type { Config } from "../../config/schema.ts";
-import { DEMO } from "../../decode/testRegistry.ts";
+import { DEMO } from "../../decode/_test/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
 import { swapTransaction } from "../../realtime/_test/fixtures.ts";
 import { commitBatch } from "../../store/ingestWrites.ts";
