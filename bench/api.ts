@@ -5,9 +5,10 @@
  * DEMO token has 50,000 holders, through the store's own write path (`commitBatch`), checks that the
  * counters the triggers keep match the generator's account, starts the API (`buildApp`, listening on
  * 127.0.0.1) in this process with a stand-in JSON-RPC node in a child process, and measures each endpoint
- * with autocannon (50 connections, 10 s after a 2 s warm-up) run from another child process. A bare
- * `node:http` server and a bare Fastify route, each sending a real transaction's and a real page's bytes,
- * served by this process too, give the socket's and the framework's ceilings. Prints req/s, p50/p99, the
+ * with autocannon (50 connections, 10 s after a 2 s warm-up, `Accept-Encoding: gzip, deflate` as real clients
+ * send; none with `--identity`) run from another child process. A bare `node:http` server and a bare Fastify
+ * route, each sending a real transaction's and a real page's bytes (gzipped as the API gzips them), served by
+ * this process too, give the socket's and the framework's ceilings. Prints req/s, p50/p99, the
  * shares of both ceilings and PASS/MISS per target; then streams the CSV export of DEMO's transfers once
  * (rows/s, the server's peak RSS). See docs/performance.md.
  */
@@ -16,11 +17,15 @@ import { createServer } from "node:http";
 import { Session } from "node:inspector/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import Fastify from "fastify";
+import { acceptsGzip } from "../src/api/acceptEncoding.ts";
 import { buildApp } from "../src/api/buildApp.ts";
+import { COMPRESS_MIN_BYTES, GZIP_LEVEL } from "../src/api/cache/cachedBody.ts";
 import { createChainClient } from "../src/chain/createChainClient.ts";
 import { createLocalBroadcaster } from "../src/ingest/broadcaster.ts";
 import type { Common } from "../src/internal/common.ts";
+import { errorMessage } from "../src/internal/errors.ts";
 import { createLogger } from "../src/internal/logger.ts";
 import { createMetrics } from "../src/internal/metrics.ts";
 import { createShutdown } from "../src/internal/shutdown.ts";
@@ -83,6 +88,22 @@ async function getJson(origin: string, path: string): Promise<Record<string, unk
   if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text.slice(0, 300)}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
+
+/** The bytes of a path's uncompressed body (asked without Accept-Encoding); throws on anything but 200. */
+async function bodyBytes(origin: string, path: string): Promise<number> {
+  const response = await fetch(`${origin}${path}`, { headers: { "accept-encoding": "identity" } });
+  const bytes = (await response.arrayBuffer()).byteLength;
+  if (response.status !== 200 || response.headers.has("content-encoding")) {
+    throw new Error(`GET ${path} (identity): ${response.status} ${response.headers.get("content-encoding")}`);
+  }
+  return bytes;
+}
+
+/**
+ * What a client sends by default: undici (Node's fetch), browsers, curl --compressed and Python requests all
+ * ask for gzip. `--identity` sends none.
+ */
+const CLIENT_ACCEPT_ENCODING = "gzip, deflate";
 
 /**
  * Follow `nextCursor` from page 1 of an address's transactions to page `page` (or the last page, on a small
@@ -185,36 +206,71 @@ async function main(): Promise<void> {
 
   // The ceilings: the same process sending a real response's bytes, serialized and encoded once (a Buffer, as
   // the API's cached bodies are), with the same Content-Type: from a bare `node:http` server (the socket's
-  // ceiling, what the targets are judged against) and from a bare Fastify (no plugins, no schemas).
+  // ceiling, what the targets are judged against) and from a bare Fastify (no plugins, no schemas). Like the
+  // API, they send a body of COMPRESS_MIN_BYTES or more gzipped (compressed once, here) to a request that
+  // accepts gzip, so that a compressed answer is compared with a compressed ceiling.
+  const ceilingBody = (body: Buffer) => ({
+    identity: body,
+    gzip: body.length >= COMPRESS_MIN_BYTES ? gzipSync(body, { level: GZIP_LEVEL }) : null,
+  });
   const bodies = new Map([
-    ["/ceiling/tx", Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`)))],
-    ["/ceiling/page", Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")))],
+    ["/ceiling/tx", ceilingBody(Buffer.from(JSON.stringify(await getJson(origin, `/api/tx/${hashes[0]}`))))],
+    [
+      "/ceiling/page",
+      ceilingBody(Buffer.from(JSON.stringify(await getJson(origin, "/api/transactions/recent")))),
+    ],
   ]);
   const json = "application/json; charset=utf-8";
+  /** The bytes and headers of a ceiling's answer to a request with this `Accept-Encoding`. */
+  const ceilingAnswer = (
+    body: { identity: Buffer; gzip: Buffer | null },
+    acceptEncoding: string | undefined,
+  ) => {
+    if (!body.gzip) return { bytes: body.identity, headers: { "content-type": json } };
+    const headers = { "content-type": json, vary: "Accept-Encoding" };
+    return acceptsGzip(acceptEncoding)
+      ? { bytes: body.gzip, headers: { ...headers, "content-encoding": "gzip" } }
+      : { bytes: body.identity, headers };
+  };
   const nodeServer = createServer((request, response) => {
     const body = bodies.get(request.url ?? "");
     if (!body) {
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { "content-type": json, "content-length": body.length }).end(body);
+    const { bytes, headers } = ceilingAnswer(body, request.headers["accept-encoding"]);
+    response.writeHead(200, { ...headers, "content-length": bytes.length }).end(bytes);
   });
   await new Promise<void>((resolve) => nodeServer.listen(0, "127.0.0.1", resolve));
   cleanups.push(() => new Promise((resolve) => nodeServer.close(resolve)));
   const nodeAddress = nodeServer.address();
   const nodeOrigin = `http://127.0.0.1:${typeof nodeAddress === "object" && nodeAddress ? nodeAddress.port : 0}`;
   const ceilingApp = Fastify({ logger: false });
-  for (const [path, body] of bodies) ceilingApp.get(path, (_request, reply) => reply.type(json).send(body));
+  for (const [path, body] of bodies) {
+    ceilingApp.get(path, (request, reply) => {
+      const { bytes, headers } = ceilingAnswer(body, request.headers["accept-encoding"]);
+      return reply.headers(headers).send(bytes);
+    });
+  }
   cleanups.push(() => ceilingApp.close());
   const ceilingOrigin = await ceilingApp.listen({ host: "127.0.0.1", port: 0 });
 
   const selected = endpoints.filter((ep) => !args.only || args.only.some((k) => ep.key.includes(k)));
+  // The uncompressed body of each endpoint's first path (the table's "body" bytes).
+  const uncompressed = new Map<string, number>();
+  for (const ep of ceilingEndpoints()) uncompressed.set(ep.key, bodies.get(ep.paths[0]!)!.identity.length);
   for (const ep of selected) {
     // Every URL answers 200 before we measure; a history URL's first answer values its buckets (timed).
     const paths = ep.key.endsWith("History") ? ep.paths : [ep.paths[0]!];
     for (const path of paths) {
       const started = performance.now();
-      await getJson(origin, path);
+      // A cold history answer past the server's 60 s idle-socket timeout (a busy machine) loses its socket while
+      // the server goes on valuing and keeping the buckets: asked once more, it finishes from what was kept.
+      await getJson(origin, path).catch((error: unknown) => {
+        if (!ep.key.endsWith("History")) throw error;
+        out(`  first answer of ${path.split("?")[0]} failed (${errorMessage(error)}); asking again`);
+        return getJson(origin, path);
+      });
       if (ep.key.endsWith("History")) {
         out(
           `  first (cold) answer of ${path.split("?")[0]}: ${((performance.now() - started) / 1000).toFixed(2)} s`,
@@ -223,11 +279,14 @@ async function main(): Promise<void> {
     }
   }
 
+  for (const ep of selected) uncompressed.set(ep.key, await bodyBytes(origin, ep.paths[0]!));
+
   const load = startChild("./loadWorker.ts");
   await load.next();
   out(
     `\nload: autocannon in a child process (pid ${load.pid}), ${args.connections} connections, ` +
-      `${args.warmupSeconds} s warm-up + ${args.seconds} s per endpoint, ${args.rounds} round(s); server: this process (pid ${process.pid})`,
+      `${args.warmupSeconds} s warm-up + ${args.seconds} s per endpoint, ${args.rounds} round(s); server: this process (pid ${process.pid}); ` +
+      (args.identity ? "no Accept-Encoding (--identity)" : `Accept-Encoding: ${CLIENT_ACCEPT_ENCODING}`),
   );
   const rounds: Measured[][] = [];
   let id = 0;
@@ -240,6 +299,7 @@ async function main(): Promise<void> {
       seconds: args.seconds,
       warmupSeconds: args.warmupSeconds,
       warmupRequests: endpoint.warmFullRotation ? endpoint.paths.length : 0,
+      ...(args.identity ? {} : { acceptEncoding: CLIENT_ACCEPT_ENCODING }),
     };
     const profiler = args.profileDir ? await startProfiler() : null;
     // The server's CPU time (this process, every thread) per measured request, warm-up excluded: unlike
@@ -251,6 +311,7 @@ async function main(): Promise<void> {
     const result: ServerResult = {
       ...answer,
       cpuMicrosPerRequest: answer.requests > 0 ? (cpu.user + cpu.system) / answer.requests : 0,
+      bodyBytes: uncompressed.get(endpoint.key) ?? 0,
     };
     if (profiler && args.profileDir) {
       const file = join(args.profileDir, `${endpoint.key}.cpuprofile`);

@@ -21,10 +21,16 @@ export type ApiBenchArgs = {
   jsonPath: string | null;
   /** write a CPU profile of the server per measured endpoint into this directory (`--profile <dir>`) */
   profileDir: string | null;
+  /**
+   * send no `Accept-Encoding` (`--identity`): every answer, the ceilings' too, is the uncompressed body. By
+   * default the load sends `Accept-Encoding: gzip, deflate`, as browsers, fetch, curl --compressed and Python
+   * requests do, and the API and the ceilings gzip the bodies of 4 KB or more.
+   */
+  identity: boolean;
 };
 
 const USAGE = `usage: npm run bench:api -- [--seconds 10] [--warmup 2] [--rounds 1] [--connections 50] [--transactions 100000]
-       [--holders 50000] [--only key,key] [--data-dir <dir>] [--json results.json] [--profile <dir>]
+       [--holders 50000] [--only key,key] [--data-dir <dir>] [--json results.json] [--profile <dir>] [--identity]
 Runs on PGlite (memory://, or --data-dir) by default; on a fresh database of the PostgreSQL server of
 DATABASE_URL when it is set (created and dropped).`;
 
@@ -41,6 +47,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchArgs {
     dataDir: null,
     jsonPath: null,
     profileDir: null,
+    identity: false,
   };
   parseFlags(argv, USAGE, (flag, read) => {
     if (flag === "--seconds") args.seconds = read.integer();
@@ -53,6 +60,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchArgs {
     else if (flag === "--data-dir") args.dataDir = read.text();
     else if (flag === "--json") args.jsonPath = read.text();
     else if (flag === "--profile") args.profileDir = read.text();
+    else if (flag === "--identity") args.identity = true;
     else return false;
     return true;
   });

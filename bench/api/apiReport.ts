@@ -1,8 +1,11 @@
 import type { Endpoint } from "./endpoints.ts";
 import type { LoadResult } from "./loadWorker.ts";
 
-/** What the load worker measured, with the server's CPU time per request (µs, this process, warm-up excluded). */
-export type ServerResult = LoadResult & { cpuMicrosPerRequest: number };
+/**
+ * What the load worker measured, with the server's CPU time per request (µs, this process, warm-up excluded)
+ * and the uncompressed body of the endpoint's first path (bytes; `bytesPerResponse` is what the wire carried).
+ */
+export type ServerResult = LoadResult & { cpuMicrosPerRequest: number; bodyBytes: number };
 
 export type Measured = { endpoint: Endpoint; result: ServerResult };
 
@@ -50,6 +53,7 @@ export function medianOfRounds(rounds: readonly (readonly Measured[])[]): Measur
         p99: mid((r) => r.p99),
         max: Math.max(...results.map((r) => r.max)),
         bytesPerResponse: mid((r) => r.bytesPerResponse),
+        bodyBytes: mid((r) => r.bodyBytes),
         requests: sum((r) => r.requests),
         non2xx: sum((r) => r.non2xx),
         errors: sum((r) => r.errors),
@@ -60,7 +64,10 @@ export function medianOfRounds(rounds: readonly (readonly Measured[])[]): Measur
   });
 }
 
-/** The ceiling whose mean response size is closest to `m`'s (on a log scale). */
+/**
+ * The ceiling whose mean response size on the wire is closest to `m`'s (on a log scale): with compression, the
+ * ceilings gzip their bodies as the API does, so a gzipped answer is compared with a gzipped ceiling.
+ */
 function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | null {
   let best: Measured | null = null;
   for (const c of ceilings) {
@@ -117,7 +124,7 @@ export function formatTable(verdicts: readonly Verdict[]): string {
     "p50 ms",
     "p99 ms",
     "max ms",
-    "bytes",
+    "bytes wire/body",
     "vs node:http",
     "vs Fastify",
     "CPU µs/req",
@@ -139,7 +146,7 @@ export function formatTable(verdicts: readonly Verdict[]): string {
       String(r.p50),
       String(r.p99),
       String(r.max),
-      r.bytesPerResponse.toFixed(0),
+      `${r.bytesPerResponse.toFixed(0)}/${r.bodyBytes.toFixed(0)}`,
       v.ratio === null
         ? "-"
         : `${percent(v.ratio)} (${v.ceiling?.endpoint.key === "ceilingNodeTx" ? "tx" : "page"})`,

@@ -18,6 +18,11 @@ export type LoadRequest = {
   warmupSeconds: number;
   /** then this many more dropped requests (one pass over a rotation the caches should hold) */
   warmupRequests: number;
+  /**
+   * the `Accept-Encoding` every request sends, as real clients do (browsers, fetch/undici, curl --compressed,
+   * Python requests all ask for gzip); absent: none, so the server answers identity (`--identity`)
+   */
+  acceptEncoding?: string;
 };
 
 export type LoadResult = {
@@ -27,7 +32,7 @@ export type LoadResult = {
   p90: number;
   p99: number;
   max: number;
-  /** mean response body bytes */
+  /** mean bytes received per response, headers included: what the wire carried (compressed when gzipped) */
   bytesPerResponse: number;
   requests: number;
   non2xx: number;
@@ -45,6 +50,7 @@ function run(
     connections: request.connections,
     ...("seconds" in length ? { duration: length.seconds } : { amount: length.amount }),
     pipelining: 1,
+    ...(request.acceptEncoding ? { headers: { "accept-encoding": request.acceptEncoding } } : {}),
     requests: [
       {
         method: "GET",

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { ApiError } from "./errorRegistry.ts";
-import { parseHistoryRange, parseTime } from "./historyRange.ts";
+import { historyBuckets, parseHistoryRange, parseTime } from "./historyRange.ts";
 
 const now = new Date("2026-11-20T10:30:00.000Z");
 
@@ -19,16 +19,16 @@ describe("parseHistoryRange", () => {
     expect(range.interval).toBe("day");
     expect(range.to).toEqual(now);
     expect(range.from).toEqual(new Date("2026-10-21T10:30:00.000Z"));
-    expect(range.buckets).toHaveLength(31);
-    expect(range.buckets[0]).toEqual(new Date("2026-10-21T00:00:00.000Z"));
-    expect(range.buckets.at(-1)).toEqual(new Date("2026-11-20T00:00:00.000Z"));
+    expect(historyBuckets(range)).toHaveLength(31);
+    expect(historyBuckets(range)[0]).toEqual(new Date("2026-10-21T00:00:00.000Z"));
+    expect(historyBuckets(range).at(-1)).toEqual(new Date("2026-11-20T00:00:00.000Z"));
   });
 
   test("args: hour defaults to the last 48 hours", () => {
     const range = parseHistoryRange({ interval: "hour" }, now);
     expect(range.from).toEqual(new Date("2026-11-18T10:30:00.000Z"));
-    expect(range.buckets).toHaveLength(49);
-    expect(range.buckets[1]!.getTime() - range.buckets[0]!.getTime()).toBe(3_600_000);
+    expect(historyBuckets(range)).toHaveLength(49);
+    expect(historyBuckets(range)[1]!.getTime() - historyBuckets(range)[0]!.getTime()).toBe(3_600_000);
   });
 
   test("args: from and to as unix seconds and ISO 8601", () => {
@@ -40,7 +40,7 @@ describe("parseHistoryRange", () => {
       },
       now,
     );
-    expect(range.buckets.map((b) => b.toISOString())).toEqual([
+    expect(historyBuckets(range).map((b) => b.toISOString())).toEqual([
       "2026-11-20T00:00:00.000Z",
       "2026-11-20T01:00:00.000Z",
       "2026-11-20T02:00:00.000Z",
@@ -50,7 +50,7 @@ describe("parseHistoryRange", () => {
   test("args: exactly 1,000 buckets is accepted, 1,001 refused", () => {
     const from = "2026-01-01T00:00:00Z";
     const to999 = new Date(Date.parse(from) + 999 * 3_600_000).toISOString();
-    expect(parseHistoryRange({ interval: "hour", from, to: to999 }, now).buckets).toHaveLength(1000);
+    expect(historyBuckets(parseHistoryRange({ interval: "hour", from, to: to999 }, now))).toHaveLength(1000);
     const to1000 = new Date(Date.parse(from) + 1000 * 3_600_000).toISOString();
     expect(codeOf(() => parseHistoryRange({ interval: "hour", from, to: to1000 }, now))).toMatch(
       /^INVALID_PARAMETER: from: the range holds 1001 hour buckets/,

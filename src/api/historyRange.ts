@@ -11,13 +11,18 @@ import { ApiError } from "./errorRegistry.ts";
 
 export type HistoryInterval = "hour" | "day";
 
-/** A parsed range: its buckets' starts, ascending, and the range as asked (defaults filled in). */
+/**
+ * A parsed range: the range as asked (defaults filled in) and the starts of its first and last buckets. The
+ * buckets themselves (`historyBuckets`) are built only by what reads them: a cached answer needs just the key.
+ */
 export type HistoryRange = {
   interval: HistoryInterval;
   from: Date;
   to: Date;
-  /** the start of every bucket from the one holding `from` to the one holding `to` */
-  buckets: Date[];
+  /** the start (ms) of the bucket holding `from` */
+  first: number;
+  /** the start (ms) of the bucket holding `to` */
+  last: number;
 };
 
 export const MAX_HISTORY_BUCKETS = 1000;
@@ -96,9 +101,15 @@ export function parseHistoryRange(query: HistoryQuery, now: Date): HistoryRange 
       `from: the range holds ${count} ${interval} buckets, more than ${MAX_HISTORY_BUCKETS}; narrow it`,
     );
   }
+  return { interval, from, to, first, last };
+}
+
+/** The start of every bucket of `range`, ascending: from the one holding `from` to the one holding `to`. */
+export function historyBuckets(range: HistoryRange): Date[] {
+  const size = bucketMs(range.interval);
   const buckets: Date[] = [];
-  for (let t = first; t <= last; t += size) buckets.push(new Date(t));
-  return { interval, from, to, buckets };
+  for (let t = range.first; t <= range.last; t += size) buckets.push(new Date(t));
+  return buckets;
 }
 
 /** Years 1970-9999 as unix seconds or ISO 8601 (a date, or a date and time). */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { HubEvent, HubSource } from "../../realtime/createHub.ts";
 import type { ChangeNotices, NotifiedTable } from "../../store/changeNotices.ts";
+import type { CachedBody } from "./cachedBody.ts";
 import { createResponseCache, type ResponseCache } from "./createResponseCache.ts";
 
 export type EventCacheOptions = {
@@ -25,9 +26,9 @@ export type EventCacheOptions = {
  * counters triggers keep on those rows — since those are exactly what the events announce; with
  * `alsoChangedBy`, also for answers made from token balances or the cursor, which the change notices announce.
  * null without events (or without the notices `alsoChangedBy` asks for): no cache. By default the values are
- * response bodies as bytes (`cachedReply`).
+ * response bodies as bytes (`CachedBody`, `cachedReply`).
  */
-export function createEventCache<V = Buffer>(
+export function createEventCache<V = CachedBody>(
   app: FastifyInstance,
   events: HubSource | undefined,
   options: EventCacheOptions,

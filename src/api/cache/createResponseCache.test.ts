@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import type { CachedBody } from "./cachedBody.ts";
 import { createResponseCache, ENTRY_OVERHEAD_BYTES } from "./createResponseCache.ts";
 
 describe("createResponseCache", () => {
@@ -90,5 +91,45 @@ describe("createResponseCache", () => {
     expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3 * entry });
     cache.invalidate();
     expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0 });
+  });
+  test("behavior: replace swaps the kept body for another form of it, recounting bytes, keeping its age", () => {
+    let clock = 0;
+    const entry = (bytes: number) => bytes + 2 * 2 + ENTRY_OVERHEAD_BYTES; // a two-character key
+    const cache = createResponseCache<CachedBody>({
+      maxEntries: 10,
+      maxBytes: 3 * entry(1000) + 500,
+      maxAgeMs: 1000,
+      now: () => clock,
+    });
+    const body = (fill: string): CachedBody => ({ identity: Buffer.alloc(1000, fill) });
+    const a = body("a");
+    cache.set("aa", a, cache.version());
+    cache.set("bb", body("b"), cache.version());
+    cache.set("cc", body("c"), cache.version());
+    expect(cache.stats().bytes).toBe(3 * entry(1000));
+    // A kept body with its 400 compressed bytes: counted, still within the bound.
+    clock = 900;
+    cache.replace("aa", a, { identity: a.identity, gzip: Buffer.alloc(400) });
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: 3 * entry(1000) + 400 });
+    expect(cache.get("aa")?.gzip?.length).toBe(400);
+    // Past the bound, the least recently used other entry goes.
+    const b = cache.get("bb")!;
+    cache.replace("bb", b, { identity: b.identity, gzip: Buffer.alloc(400) });
+    expect(cache.get("cc")).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 2, bytes: 2 * entry(1000) + 800 });
+    // Nothing when the key holds another body or none (emptied meanwhile).
+    cache.replace("aa", a, { identity: a.identity, gzip: Buffer.alloc(1) });
+    expect(cache.get("aa")?.gzip?.length).toBe(400);
+    cache.invalidate();
+    cache.replace("bb", b, { identity: b.identity });
+    expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0 });
+    // The age is the set's, not the replace's.
+    const d = body("d");
+    clock = 0;
+    cache.set("dd", d, cache.version());
+    clock = 900;
+    cache.replace("dd", d, { identity: d.identity, gzip: Buffer.alloc(10) });
+    clock = 1001;
+    expect(cache.get("dd")).toBeUndefined();
   });
 });

@@ -1,3 +1,5 @@
+import { cachedBodyBytes, isCachedBody } from "./cachedBody.ts";
+
 /**
  * Serialized response bodies (or parts of responses) of reads whose answer only a stored or removed
  * transaction can change (a transaction by hash, transaction and event lists, the counters the triggers keep
@@ -18,6 +20,12 @@ export type ResponseCache<V = string> = {
   version(): number;
   /** keep `body` for `key`, unless the cache was invalidated after `version` was taken */
   set(key: string, body: V, version: number): void;
+  /**
+   * put `body` (the same answer in another form, e.g. with its compressed bytes added) in place of the kept
+   * `previous` of `key`, keeping its age and recounting its bytes; nothing when `key` no longer holds
+   * `previous` (emptied or replaced meanwhile) or when `body` alone is over `maxBytes`
+   */
+  replace(key: string, previous: V, body: V): void;
   /** the value kept for `key`, else `read()`'s, kept (with `version`/`set`, so a racing event wins) */
   through(key: string, read: () => Promise<V>): Promise<V>;
   /** drop every body (something they were made from changed) */
@@ -51,9 +59,13 @@ export const DEFAULT_MAX_AGE_MS = 10 * 60_000;
 /** What an entry costs beyond its body and key: the Map slot, the entry object, a Buffer's own object. */
 export const ENTRY_OVERHEAD_BYTES = 160;
 
-/** Default `sizeOf`: the bytes of a Buffer, two per UTF-16 unit of a string, nothing for other values. */
+/**
+ * Default `sizeOf`: the bytes of a Buffer or of a `CachedBody` (both its forms), two per UTF-16 unit of a
+ * string, nothing for other values.
+ */
 function defaultSizeOf(body: unknown): number {
   if (Buffer.isBuffer(body)) return body.length;
+  if (isCachedBody(body)) return cachedBodyBytes(body);
   return typeof body === "string" ? body.length * 2 : 0;
 }
 
@@ -97,6 +109,19 @@ export function createResponseCache<V = string>(options: ResponseCacheOptions<V>
       }
       bodies.set(key, { body, at: now(), bytes: size });
       bytes += size;
+    },
+    replace(key, previous, body) {
+      const entry = bodies.get(key);
+      if (entry === undefined || entry.body !== previous) return;
+      const size = options.maxBytes === undefined ? 0 : sizeOf(body) + key.length * 2 + ENTRY_OVERHEAD_BYTES;
+      if (size > maxBytes) return;
+      bytes += size - entry.bytes;
+      entry.body = body;
+      entry.bytes = size;
+      for (const other of bodies.keys()) {
+        if (bytes <= maxBytes) break;
+        if (other !== key) drop(other);
+      }
     },
     async through(key, read) {
       const hit = cache.get(key);

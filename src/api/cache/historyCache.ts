@@ -9,7 +9,7 @@ import { PRICE_HISTORY_CHANGES } from "./priceHistoryChanges.ts";
  * History points (SPEC §10.3) by protocol and bucket range, kept until the next stored or removed transaction
  * (new counts, transfers and pool prices) or the next write to price history: what they are computed from.
  * Points are keyed by the buckets, not by `from`/`to`, so the default range (`to` = now) hits until the hour
- * turns; serialized bodies (`createHistoryCache<Buffer>`, keyed by `historyBodyKey`) by the range as asked.
+ * turns; serialized bodies (`createHistoryCache<CachedBody>`, keyed by `historyBodyKey`) by the range as asked.
  */
 export function createHistoryCache<V = HistoryPoint[]>(app: FastifyInstance, deps: RouteDeps) {
   return createEventCache<V>(app, deps.events, {
@@ -21,9 +21,7 @@ export function createHistoryCache<V = HistoryPoint[]>(app: FastifyInstance, dep
 
 /** The cache key of a protocol's (`""`: all) points over a range. */
 export function historyKey(protocol: string, range: HistoryRange): string {
-  const first = range.buckets[0]?.getTime();
-  const last = range.buckets.at(-1)?.getTime();
-  return `${protocol}|${range.interval}|${first}|${last}`;
+  return `${protocol}|${range.interval}|${range.first}|${range.last}`;
 }
 
 /** The cache key of a serialized answer: the URL and the range it resolved to (`to` defaults to now). */

@@ -2,7 +2,7 @@ import Type from "typebox";
 import type { Common } from "../../internal/common.ts";
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { ApiError } from "../errorRegistry.ts";
-import { bucketMs, HistoryQuerySchema, parseHistoryRange } from "../historyRange.ts";
+import { bucketMs, HistoryQuerySchema, historyBuckets, parseHistoryRange } from "../historyRange.ts";
 import { AddressParam, ProblemSchema } from "../schemas/common.ts";
 import { type PriceHistoryJson, PriceHistorySchema } from "../schemas/priceHistory.ts";
 import { checksum } from "../toTransactionJson.ts";
@@ -36,16 +36,17 @@ export function registerPriceHistoryRoutes(app: RouteApp, common: Common, deps: 
       const now = new Date();
       const range = parseHistoryRange(request.query, now);
       const size = bucketMs(range.interval);
-      const asked = range.buckets
+      const buckets = historyBuckets(range);
+      const asked = buckets
         .map((start) => new Date(Math.min(start.getTime() + size - 1, now.getTime())))
-        .filter((end, i) => end.getTime() >= range.buckets[i]!.getTime());
+        .filter((end, i) => end.getTime() >= buckets[i]!.getTime());
       const prices = await deps.history.pricesAt(asked.map((time) => ({ token: address, time })));
       return {
         token: checksum(address),
         interval: range.interval,
         from: range.from.toISOString(),
         to: range.to.toISOString(),
-        points: range.buckets.map((start, i) => {
+        points: buckets.map((start, i) => {
           const price = i < prices.length ? prices[i] : null;
           return { time: start.toISOString(), priceUsd: price?.usd ?? null, source: price?.source ?? null };
         }),

@@ -6,6 +6,7 @@ import type { Common } from "../../internal/common.ts";
 import { getProtocolTransactions } from "../../store/protocolReads.ts";
 import { getProtocolCounts, type ProtocolCounts } from "../../store/statsReads.ts";
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import type { CachedBody } from "../cache/cachedBody.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
@@ -48,7 +49,7 @@ export function registerProtocolRoutes(app: RouteApp, common: Common, deps: Rout
     alsoChangedBy: { notices: deps.changes, tables: PRICE_HISTORY_CHANGES },
   });
   const historyCache = createHistoryCache(app, deps);
-  const historyBodies = createHistoryCache<Buffer>(app, deps);
+  const historyBodies = createHistoryCache<CachedBody>(app, deps);
   const countsCache = createEventCache<ProtocolCounts>(app, deps.events, {
     maxEntries: 1_000,
     emptiedBy: "any",

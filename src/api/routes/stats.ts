@@ -1,6 +1,7 @@
 import type { Common } from "../../internal/common.ts";
 import { type GlobalCounts, getGlobalCounts } from "../../store/statsReads.ts";
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
+import type { CachedBody } from "../cache/cachedBody.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache, readThrough } from "../cache/createEventCache.ts";
 import { createHistoryCache, historyBodyKey, historyKey } from "../cache/historyCache.ts";
@@ -24,7 +25,7 @@ export function registerStatsRoutes(app: RouteApp, common: Common, deps: RouteDe
   const counts = createEventCache<GlobalCounts>(app, deps.events, { maxEntries: 1, emptiedBy: "any" });
   const indexerProgress = createIndexerProgress(app, deps);
   const historyCache = createHistoryCache(app, deps);
-  const historyBodies = createHistoryCache<Buffer>(app, deps);
+  const historyBodies = createHistoryCache<CachedBody>(app, deps);
 
   app.get(
     "/api/stats",
