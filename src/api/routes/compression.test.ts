@@ -8,7 +8,7 @@ import type { Config } from "../../config/schema.ts";
 import { DEMO } from "../../decode/_test/testRegistry.ts";
 import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
 import { swapTransaction } from "../../realtime/_test/fixtures.ts";
-import { commitBatch } from "../../store/ingestWrites.ts";
+import { commitBatch } from "../../store/commitBatch.ts";
 import { buildApp } from "../buildApp.ts";
 import { COMPRESS_MIN_BYTES } from "../cache/cachedBody.ts";
 
