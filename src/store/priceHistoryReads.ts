@@ -39,6 +39,34 @@ export async function insertPricePoints(db: Db, rows: readonly PricePointRow[]):
   );
 }
 
+/** The latest recorded point of each (token, tier) asked about, keyed `token|source` (token lowercase). */
+export async function getLatestPricePoints(
+  db: Db,
+  keys: readonly { token: string; source: string }[],
+): Promise<Map<string, { priceUsd: number; time: Date }>> {
+  const latest = new Map<string, { priceUsd: number; time: Date }>();
+  if (keys.length === 0) return latest;
+  const json = JSON.stringify(keys.map((k) => ({ token: k.token.toLowerCase(), source: k.source })));
+  const h = priceHistory;
+  const result = await db.execute<{
+    token: string;
+    source: string;
+    price_usd: number;
+    time: string | Date;
+  }>(sql`
+    select q.token, q.source, p.price_usd, p.time
+    from json_to_recordset(${json}::json) as q(token text, source text)
+    cross join lateral (
+      select ${h.priceUsd} as price_usd, ${h.time} as time from ${h}
+      where ${h.tokenAddress} = q.token and ${h.source} = q.source
+      order by ${h.time} desc limit 1
+    ) p`);
+  for (const row of result.rows) {
+    latest.set(`${row.token}|${row.source}`, { priceUsd: Number(row.price_usd), time: new Date(row.time) });
+  }
+  return latest;
+}
+
 /** One question for `getRecordedPricesAt`: the token's last `source` point at or before `at`. */
 export type RecordedPriceQuery = { token: string; source: string; at: Date };
 
@@ -70,6 +98,35 @@ export async function getRecordedPricesAt(
     answers[Number(row.i)] = { priceUsd: Number(row.price_usd), time: new Date(row.time) };
   }
   return answers;
+}
+
+/**
+ * The time of the first and of the last recorded point of each token of `tokens` in tier `source` (two seeks
+ * of the primary key per token); tokens without one are absent. A question before the first point, or more
+ * than the maximum age after the last, has no answer: `getRecordedPricesAt` need not be asked it.
+ */
+export async function getRecordedPriceSpans(
+  db: Db,
+  tokens: readonly string[],
+  source: string,
+): Promise<Map<string, { first: Date; last: Date }>> {
+  const spans = new Map<string, { first: Date; last: Date }>();
+  if (tokens.length === 0) return spans;
+  const h = priceHistory;
+  const result = await db.execute<{
+    token: string;
+    first: string | Date | null;
+    last: string | Date | null;
+  }>(sql`
+    select q.token,
+      (select min(${h.time}) from ${h} where ${h.tokenAddress} = q.token and ${h.source} = ${source}) as first,
+      (select max(${h.time}) from ${h} where ${h.tokenAddress} = q.token and ${h.source} = ${source}) as last
+    from unnest(${sql.param([...new Set(tokens.map((t) => t.toLowerCase()))])}::text[]) as q(token)`);
+  for (const row of result.rows) {
+    if (row.first !== null && row.last !== null)
+      spans.set(row.token, { first: new Date(row.first), last: new Date(row.last) });
+  }
+  return spans;
 }
 
 /**
