@@ -20,7 +20,7 @@ import type { TokenConfig } from "../config/schema.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { getRecordedPriceSpans, getRecordedPricesAt, getSyncReservesAt } from "../store/priceHistoryReads.ts";
+import { getRecordedPricesAt, getSyncReservesAt } from "../store/priceHistoryReads.ts";
 import { poolPrice } from "./dexTier.ts";
 import { MAX_API_PRICE_AGE_MS, type Price } from "./price.ts";
 import { staticPrice } from "./staticTier.ts";
@@ -88,31 +88,12 @@ export function createPriceHistory(common: Common, deps: PriceHistoryDeps): Pric
   async function recorded(questions: readonly Question[], source: "api" | "dex"): Promise<(Price | null)[]> {
     if (questions.length === 0) return [];
     try {
-      // Only the questions between a token's first point and its last plus the maximum age can be answered:
-      // asked first, so that a long range before (or without) any point costs no seek per question.
-      const spans = await getRecordedPriceSpans(
-        deps.db,
-        questions.map((q) => q.token),
-        source,
-      );
-      const asked = questions.flatMap((q, i) => {
-        const span = spans.get(q.token);
-        const time = q.time.getTime();
-        return span && time >= span.first.getTime() && time - MAX_API_PRICE_AGE_MS <= span.last.getTime()
-          ? [i]
-          : [];
-      });
       const points = await getRecordedPricesAt(
         deps.db,
-        asked.map((i) => ({ token: questions[i]!.token, source, at: questions[i]!.time })),
+        questions.map((q) => ({ token: q.token, source, at: q.time })),
         MAX_API_PRICE_AGE_MS,
       );
-      const answers: (Price | null)[] = questions.map(() => null);
-      asked.forEach((i, k) => {
-        const p = points[k];
-        answers[i] = p && p.priceUsd > 0 ? { usd: p.priceUsd, source, at: p.time } : null;
-      });
-      return answers;
+      return points.map((p) => (p && p.priceUsd > 0 ? { usd: p.priceUsd, source, at: p.time } : null));
     } catch (error) {
       logger.warn({ source, error: errorMessage(error) }, "recorded prices not read");
       return questions.map(() => null);

@@ -84,9 +84,22 @@ export async function getRecordedPricesAt(
     queries.map((q, i) => ({ i, token: q.token.toLowerCase(), source: q.source, at: q.at.toISOString() })),
   );
   const h = priceHistory;
+  // Only questions between the first point of their token and tier and an age after the last one can have an
+  // answer (two seeks per token and tier): a long range before any point, or without any, costs no seek per
+  // question.
   const result = await db.execute<{ i: number; price_usd: number; time: string | Date }>(sql`
+    with q as materialized (
+      select * from json_to_recordset(${json}::json) as q(i int, token text, source text, at timestamptz)
+    ), spans as (
+      select k.token, k.source,
+        (select min(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = k.source) as first,
+        (select max(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = k.source) as last
+      from (select distinct token, source from q) k
+    )
     select q.i, p.price_usd, p.time
-    from json_to_recordset(${json}::json) as q(i int, token text, source text, at timestamptz)
+    from q
+    join spans s on s.token = q.token and s.source = q.source and q.at >= s.first
+      and q.at - ${maxAgeMs / 1000}::float8 * interval '1 second' <= s.last
     cross join lateral (
       select ${h.priceUsd} as price_usd, ${h.time} as time from ${h}
       where ${h.tokenAddress} = q.token and ${h.source} = q.source and ${h.time} <= q.at
@@ -98,35 +111,6 @@ export async function getRecordedPricesAt(
     answers[Number(row.i)] = { priceUsd: Number(row.price_usd), time: new Date(row.time) };
   }
   return answers;
-}
-
-/**
- * The time of the first and of the last recorded point of each token of `tokens` in tier `source` (two seeks
- * of the primary key per token); tokens without one are absent. A question before the first point, or more
- * than the maximum age after the last, has no answer: `getRecordedPricesAt` need not be asked it.
- */
-export async function getRecordedPriceSpans(
-  db: Db,
-  tokens: readonly string[],
-  source: string,
-): Promise<Map<string, { first: Date; last: Date }>> {
-  const spans = new Map<string, { first: Date; last: Date }>();
-  if (tokens.length === 0) return spans;
-  const h = priceHistory;
-  const result = await db.execute<{
-    token: string;
-    first: string | Date | null;
-    last: string | Date | null;
-  }>(sql`
-    select q.token,
-      (select min(${h.time}) from ${h} where ${h.tokenAddress} = q.token and ${h.source} = ${source}) as first,
-      (select max(${h.time}) from ${h} where ${h.tokenAddress} = q.token and ${h.source} = ${source}) as last
-    from unnest(${sql.param([...new Set(tokens.map((t) => t.toLowerCase()))])}::text[]) as q(token)`);
-  for (const row of result.rows) {
-    if (row.first !== null && row.last !== null)
-      spans.set(row.token, { first: new Date(row.first), last: new Date(row.last) });
-  }
-  return spans;
 }
 
 /**
