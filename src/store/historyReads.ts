@@ -65,6 +65,30 @@ export async function getHistoryBuckets(
   }));
 }
 
+/**
+ * Buckets with transactions whose volume has no valid cached value (none, or one computed at an older revision
+ * or under another configuration), newest first, at most `limit`, of those starting before `before`: what the
+ * writer's background valuation computes before anyone asks (stats/createTimeSeries.ts `valueStale`).
+ */
+export async function getStaleBuckets(
+  db: Db,
+  query: { configHash: string; before: { hour: Date; day: Date }; limit: number },
+): Promise<{ span: HistorySpan; protocol: string; bucket: Date }[]> {
+  const b = historyBuckets;
+  const v = historyVolumes;
+  const result = await db.execute<{ span: HistorySpan; protocol: string; bucket: string | Date }>(sql`
+    select ${b.span} as span, ${b.protocol} as protocol, ${b.bucket} as bucket
+    from ${b}
+    left join ${v} on ${v.span} = ${b.span} and ${v.protocol} = ${b.protocol} and ${v.bucket} = ${b.bucket}
+      and ${v.revision} = ${b.revision} and ${v.configHash} = ${query.configHash}
+    where ${v.span} is null and ${b.transactionCount} > 0
+      and ((${b.span} = 'hour' and ${b.bucket} < ${query.before.hour.toISOString()}::timestamptz)
+        or (${b.span} = 'day' and ${b.bucket} < ${query.before.day.toISOString()}::timestamptz))
+    order by ${b.bucket} desc
+    limit ${query.limit}`);
+  return result.rows.map((row) => ({ span: row.span, protocol: row.protocol, bucket: new Date(row.bucket) }));
+}
+
 export type VolumeTransfer = {
   txHash: string;
   protocol: string;
