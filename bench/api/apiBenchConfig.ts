@@ -24,6 +24,8 @@ export const BENCH_TOKENS = {
   USDC: { address: benchAddress("token USDC"), symbol: "USDC", name: "USD Coin", decimals: 6 },
   WETH: { address: benchAddress("token WETH"), symbol: "WETH", name: "Wrapped Ether", decimals: 18 },
   RWD: { address: benchAddress("token RWD"), symbol: "RWD", name: "Reward Token", decimals: 18 },
+  /** moved twice in every transaction, between users only: the CSV export's token (issue 20 item 6) */
+  XPT: { address: benchAddress("token XPT"), symbol: "XPT", name: "Export Token", decimals: 18 },
 } as const;
 
 export type BenchTokenSymbol = keyof typeof BENCH_TOKENS;
@@ -75,6 +77,19 @@ export function apiBenchConfig(rpcUrl: string): Config {
     chain: { ...demo.chain, name: "bench" },
     api: { ...demo.api, rateLimitPerMinute: 1_000_000_000 },
     prices: { cacheSeconds: 86_400 },
+    // XPT, unpriced: its transfers value nothing, so every transaction's valueUsd and every volume stay those
+    // of its other transfers (an unpriced transfer counts 0, SPEC §10.2).
+    tokens: [
+      ...demo.tokens,
+      {
+        ...BENCH_TOKENS.XPT,
+        protocol: "demovault",
+        color: "#8844cc",
+        logo: "",
+        official: false,
+        exclusive: false,
+      },
+    ],
   };
   return resolveConfig(file, null);
 }

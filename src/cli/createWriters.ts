@@ -7,6 +7,8 @@ import { errorMessage } from "../internal/errors.ts";
 import { createPriceBackfill, type PriceBackfill } from "../prices/createPriceBackfill.ts";
 import type { PriceEngine } from "../prices/createPriceEngine.ts";
 import { createPriceRefresher, type PriceRefresher } from "../prices/createPriceRefresher.ts";
+import { createHistoryValuer, type HistoryValuer } from "../stats/createHistoryValuer.ts";
+import type { TimeSeries } from "../stats/createTimeSeries.ts";
 import type { Database } from "../store/createDatabase.ts";
 import type { Leader } from "../store/createWriterLock.ts";
 import { maintainTables } from "../store/maintainTables.ts";
@@ -18,6 +20,8 @@ import type { InboxSignal } from "../webhooks/inboxSignal.ts";
 /** How long the fan-out outbox keeps a row: a listener away longer than this misses events. */
 export const OUTBOX_RETENTION_MS = 15 * 60_000;
 const OUTBOX_PRUNE_EVERY_MS = 60_000;
+/** Blocks behind the head above which history volumes are not valued in the background (a backfill). */
+const HISTORY_VALUER_MAX_LAG = 10;
 /** How often PGlite's tables are checked for growth (store/maintainTables.ts: its autovacuum). */
 const TABLE_MAINTENANCE_EVERY_MS = 30_000;
 
@@ -47,6 +51,7 @@ type Running = {
   trackWatcher: TrackWatcher;
   priceRefresher: PriceRefresher | null;
   priceBackfill: PriceBackfill | null;
+  historyValuer: HistoryValuer | null;
   housekeeping: { stop(): Promise<void> };
 };
 
@@ -70,6 +75,8 @@ export function createWriters(
     /** wakes the inbox worker when this process stored a webhook delivery */
     inboxSignal: InboxSignal;
     prices?: PriceEngine;
+    /** history volumes, valued in the background after commits (stats/createHistoryValuer.ts) */
+    timeSeries?: Pick<TimeSeries, "valueStale">;
     /** the indexer stopped for good: the database belongs to another chain */
     onFatal?: (error: Error) => void;
   },
@@ -99,12 +106,28 @@ export function createWriters(
       deps.database.kind === "postgres"
         ? startPruner(common, deps.database)
         : startTableMaintenance(common, deps.database);
-    running = { indexer, inboxWorker, trackWatcher, priceRefresher, priceBackfill, housekeeping };
+    // Not while the indexer is more than a few blocks behind: a backfill's commits would make it value again.
+    const historyValuer = deps.timeSeries
+      ? createHistoryValuer(common, {
+          timeSeries: deps.timeSeries,
+          busy: () => (indexer.status().lagBlocks ?? Number.POSITIVE_INFINITY) > HISTORY_VALUER_MAX_LAG,
+        })
+      : null;
+    running = {
+      indexer,
+      inboxWorker,
+      trackWatcher,
+      priceRefresher,
+      priceBackfill,
+      historyValuer,
+      housekeeping,
+    };
     indexer.start();
     inboxWorker.start();
     trackWatcher.start();
     priceRefresher?.start();
     priceBackfill?.start();
+    historyValuer?.start();
   };
 
   const stop = async () => {
@@ -118,6 +141,7 @@ export function createWriters(
       current.trackWatcher.stop(),
       current.priceRefresher?.stop(),
       current.priceBackfill?.stop(),
+      current.historyValuer?.stop(),
       current.housekeeping.stop(),
     ]);
     // A standby reports no progress of its own: stale values would keep lag alerts firing (or silent).

@@ -21,6 +21,7 @@ import { createTransactionValuer } from "../prices/transactionValues.ts";
 import { createHub, type HubSource } from "../realtime/createHub.ts";
 import { createPgFanout } from "../realtime/createPgFanout.ts";
 import { valueEvents } from "../realtime/valueEvents.ts";
+import { createTimeSeries } from "../stats/createTimeSeries.ts";
 import { createDatabase, type Database } from "../store/createDatabase.ts";
 import { createWriterLock, type WriterLock } from "../store/createWriterLock.ts";
 import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
@@ -134,6 +135,8 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     // Prices at past times: transaction values at block time in the API and the WebSocket (SPEC §10.2).
     const history = createPriceHistory(common, { db: database.db, chain });
     const valueTransactions = createTransactionValuer(config, history);
+    // Protocol and global history: the API serves it, the writer values its bucket volumes in the background.
+    const timeSeries = createTimeSeries(common, { db: database.db, prices: history, valueTransactions });
 
     // Webhook deliveries stored by the API are ingested by the writers; in one process the route wakes them.
     const inboxSignal = createInboxSignal();
@@ -151,6 +154,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
         events: broadcaster,
         inboxSignal,
         prices,
+        timeSeries,
         onFatal,
       });
       if (postgres) {
@@ -213,6 +217,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
         tracker: createTracker(common, { db: database.db, ingest }),
         prices,
         history,
+        timeSeries,
         ...(writers ? { indexerStatus: writers.indexerStatus, inboxSignal } : {}),
         ...(writerLock ? { writerLock } : {}),
       });

@@ -295,3 +295,72 @@ test("behavior: a failing API is logged without its key, and the request still a
   expect(log).toContain("unreachable");
   expect(log).not.toContain(KEY);
 });
+
+describe("price history points", () => {
+  const points = async () =>
+    (
+      await db.database.db.execute<{ source: string; time: string | Date; price_usd: number }>(
+        sql`select source, time, price_usd from price_history where token_address = ${DEMO} order by time`,
+      )
+    ).rows.map((r) => [r.source, new Date(r.time).toISOString(), Number(r.price_usd)]);
+  /** A bucket's revision: a statement writing price_history at or before its hour gives it a new one. */
+  const revision = async () =>
+    Number(
+      (
+        await db.database.db.execute<{ revision: string }>(
+          sql`select revision from history_buckets where span = 'hour' and protocol = 'price-test'`,
+        )
+      ).rows[0]?.revision,
+    );
+
+  beforeEach(async () => {
+    await db.database.db.execute(sql`delete from price_history`);
+    await db.database.db.execute(sql`delete from history_buckets where protocol = 'price-test'`);
+    await db.database.db.execute(
+      sql`insert into history_buckets (span, protocol, bucket, revision) values ('hour', 'price-test', ${START.toISOString()}::timestamptz, 0)`,
+    );
+  });
+
+  test("behavior: a refresh with an unchanged price writes no point and invalidates nothing; a changed one writes one", async () => {
+    const engine = engineOf();
+    server.set(DEMO, { usd: 0.51, at: clock });
+    await engine.refreshAll();
+    expect(await points()).toEqual([["api", START.toISOString(), 0.51]]);
+    const before = await revision();
+    // The next refreshes: the provider states the same price at a newer time.
+    for (let i = 1; i <= 3; i++) {
+      clock = new Date(START.getTime() + i * CACHE_SECONDS * 1000);
+      server.set(DEMO, { usd: 0.51, at: clock });
+      await engine.refreshAll();
+    }
+    expect(await points()).toEqual([["api", START.toISOString(), 0.51]]);
+    expect(await revision()).toBe(before);
+    // A changed price is a point, and moves the volumes after it.
+    clock = new Date(START.getTime() + 4 * CACHE_SECONDS * 1000);
+    server.set(DEMO, { usd: 0.52, at: clock });
+    await engine.refreshAll();
+    expect(await points()).toEqual([
+      ["api", START.toISOString(), 0.51],
+      ["api", clock.toISOString(), 0.52],
+    ]);
+    expect(await revision()).not.toBe(before);
+  });
+
+  test("behavior: an unchanged api price is recorded again once its latest point is half an hour old", async () => {
+    const engine = engineOf();
+    server.set(DEMO, { usd: 0.51, at: clock });
+    await engine.refreshAll();
+    // Refreshes every 5 minutes: the point of minute 30 is written, so the api price answers for every
+    // time up to an hour after the last refresh but for at most the last half hour (docs/prices.md).
+    for (let i = 1; i <= 7; i++) {
+      clock = new Date(START.getTime() + i * CACHE_SECONDS * 1000);
+      server.set(DEMO, { usd: 0.51, at: clock });
+      await engine.refreshAll();
+    }
+    const halfHour = new Date(START.getTime() + 30 * 60_000).toISOString();
+    expect(await points()).toEqual([
+      ["api", START.toISOString(), 0.51],
+      ["api", halfHour, 0.51],
+    ]);
+  });
+});

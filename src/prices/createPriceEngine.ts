@@ -3,11 +3,11 @@ import { tokensByAddress } from "../config/tokensByAddress.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { insertPricePoints } from "../store/priceHistoryReads.ts";
+import { getLatestPricePoints, insertPricePoints } from "../store/priceHistoryReads.ts";
 import { getStoredPrices, type PriceRow, upsertPrices } from "../store/priceStore.ts";
 import { type ApiTier, createApiTier } from "./createApiTier.ts";
 import { type PoolReading, poolPrice, readPool } from "./dexTier.ts";
-import { PRICE_SOURCES, type Price, type PriceSource } from "./price.ts";
+import { MAX_API_PRICE_AGE_MS, PRICE_SOURCES, type Price, type PriceSource } from "./price.ts";
 import { staticPrice } from "./staticTier.ts";
 
 export type { Price, PriceSource };
@@ -46,6 +46,13 @@ type Claim = {
   settled: boolean;
   settle(entry: Entry): void;
 };
+
+/**
+ * An unchanged price is recorded again once its latest point is this old: a recorded api (or dex) point answers
+ * for at most `MAX_API_PRICE_AGE_MS` after its time, so with a refresh shorter than the rest of that hour a
+ * newer point always lands before the older one stops answering.
+ */
+export const POINT_REPEAT_MS = MAX_API_PRICE_AGE_MS / 2;
 
 /** Memory entries kept at most; tracked tokens and their quotes are far fewer. */
 const MAX_ENTRIES = 10_000;
@@ -197,6 +204,37 @@ export function createPriceEngine(common: Common, deps: PriceEngineDeps): PriceE
     for (const claimed of batch.values()) claimed.settle({ price: null, fetchedAt: at });
   }
 
+  /**
+   * Record the resolved prices in the price history (SPEC §10.1), skipping each one that the token's latest
+   * point of the same tier already states: same price, not older than `POINT_REPEAT_MS` for a tier read with an
+   * age limit (api, recorded dex), any age for `static` (never read from the history). A skipped price changes
+   * no answer of the history while the refresh runs, and writes nothing: no row, and no statement, whose
+   * triggers would empty the caches of transaction values and history volumes.
+   */
+  async function recordPoints(rows: readonly PriceRow[]): Promise<void> {
+    const latest = await getLatestPricePoints(
+      deps.db,
+      rows.map((r) => ({ token: r.tokenAddress, source: r.source })),
+    );
+    const changed = rows.filter((r) => {
+      const last = latest.get(`${r.tokenAddress.toLowerCase()}|${r.source}`);
+      if (!last || last.priceUsd !== r.priceUsd) return true;
+      const age = r.priceAt.getTime() - last.time.getTime();
+      if (age < 0) return true;
+      return r.source !== "static" && age >= POINT_REPEAT_MS;
+    });
+    await insertPricePoints(
+      deps.db,
+      changed.map((r) => ({
+        tokenAddress: r.tokenAddress,
+        source: r.source,
+        time: r.priceAt,
+        priceUsd: r.priceUsd,
+        origin: "engine",
+      })),
+    );
+  }
+
   /** Store the prices just found (best effort), then hand them to their waiters. */
   async function storeAndSettle(batch: Map<string, Claim>, found: [string, Price | null][]) {
     const fetchedAt = now();
@@ -214,20 +252,9 @@ export function createPriceEngine(common: Common, deps: PriceEngineDeps): PriceE
     }
     if (rows.length > 0) {
       try {
-        // The current price, and the same point in the history (SPEC §10.1: every resolved price is recorded).
-        await Promise.all([
-          upsertPrices(deps.db, rows),
-          insertPricePoints(
-            deps.db,
-            rows.map((r) => ({
-              tokenAddress: r.tokenAddress,
-              source: r.source,
-              time: r.priceAt,
-              priceUsd: r.priceUsd,
-              origin: "engine",
-            })),
-          ),
-        ]);
+        // The current price, and the same point in the history (SPEC §10.1), unless the history's latest point
+        // of that token and tier already states it (docs/prices.md "Price history").
+        await Promise.all([upsertPrices(deps.db, rows), recordPoints(rows)]);
       } catch (error) {
         logger.warn({ error: errorMessage(error) }, "prices not stored");
       }

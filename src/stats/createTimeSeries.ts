@@ -10,6 +10,7 @@ import {
   ALL_PROTOCOLS,
   getHistoryBuckets,
   getHolderHours,
+  getStaleBuckets,
   getVolumeTransfers,
   type HistoryBucketRow,
   type HistorySpan,
@@ -41,6 +42,13 @@ export type HistoryQuery = {
 export type TimeSeries = {
   /** every bucket from the one holding `from` to the one holding `to`, ascending, empty ones with zeros */
   points(query: HistoryQuery): Promise<HistoryPoint[]>;
+  /**
+   * Compute and cache the volumes of up to `limit` buckets that have none valid, newest first: every closed
+   * bucket, and the hour in progress (the day in progress, re-valued after each commit, is left to the first
+   * request). The writer runs it in the background after commits, so that a request finds them valued.
+   * Returns how many buckets were valued; the values are those a request would have computed.
+   */
+  valueStale(limit?: number): Promise<number>;
 };
 
 export type TimeSeriesDeps = {
@@ -236,7 +244,43 @@ export function createTimeSeries(common: Common, deps: TimeSeriesDeps): TimeSeri
     });
   }
 
+  async function valueStale(limit = 500): Promise<number> {
+    const clock = now().getTime();
+    // The hour in progress (it is small) and every closed bucket.
+    const stale = await getStaleBuckets(deps.db, {
+      configHash,
+      before: {
+        hour: new Date(Math.floor(clock / SPAN_MS.hour) * SPAN_MS.hour + SPAN_MS.hour),
+        day: new Date(Math.floor(clock / SPAN_MS.day) * SPAN_MS.day),
+      },
+      limit,
+    });
+    const groups = new Map<string, { span: HistorySpan; protocol: string; buckets: Date[] }>();
+    for (const b of stale) {
+      const key = `${b.span}|${b.protocol}`;
+      const group = groups.get(key) ?? { span: b.span, protocol: b.protocol, buckets: [] };
+      group.buckets.push(b.bucket);
+      groups.set(key, group);
+    }
+    let valued = 0;
+    for (const group of groups.values()) {
+      const times = group.buckets.map((b) => b.getTime());
+      // The stored buckets between the first and last stale ones: those still valid split the chunks.
+      const rows = await getHistoryBuckets(deps.db, {
+        span: group.span,
+        protocol: group.protocol,
+        first: new Date(Math.min(...times)),
+        last: new Date(Math.max(...times)),
+        configHash,
+      });
+      await fillVolumes(group.span, group.protocol, rows);
+      valued += group.buckets.length;
+    }
+    return valued;
+  }
+
   return {
+    valueStale,
     async points(query) {
       const starts = bucketStarts(query.from, query.to, query.span);
       const first = starts[0];

@@ -65,6 +65,30 @@ export async function getHistoryBuckets(
   }));
 }
 
+/**
+ * Buckets with transactions whose volume has no valid cached value (none, or one computed at an older revision
+ * or under another configuration), newest first, at most `limit`, of those starting before `before`: what the
+ * writer's background valuation computes before anyone asks (stats/createTimeSeries.ts `valueStale`).
+ */
+export async function getStaleBuckets(
+  db: Db,
+  query: { configHash: string; before: { hour: Date; day: Date }; limit: number },
+): Promise<{ span: HistorySpan; protocol: string; bucket: Date }[]> {
+  const b = historyBuckets;
+  const v = historyVolumes;
+  const result = await db.execute<{ span: HistorySpan; protocol: string; bucket: string | Date }>(sql`
+    select ${b.span} as span, ${b.protocol} as protocol, ${b.bucket} as bucket
+    from ${b}
+    left join ${v} on ${v.span} = ${b.span} and ${v.protocol} = ${b.protocol} and ${v.bucket} = ${b.bucket}
+      and ${v.revision} = ${b.revision} and ${v.configHash} = ${query.configHash}
+    where ${v.span} is null and ${b.transactionCount} > 0
+      and ((${b.span} = 'hour' and ${b.bucket} < ${query.before.hour.toISOString()}::timestamptz)
+        or (${b.span} = 'day' and ${b.bucket} < ${query.before.day.toISOString()}::timestamptz))
+    order by ${b.bucket} desc
+    limit ${query.limit}`);
+  return result.rows.map((row) => ({ span: row.span, protocol: row.protocol, bucket: new Date(row.bucket) }));
+}
+
 export type VolumeTransfer = {
   txHash: string;
   protocol: string;
@@ -79,8 +103,15 @@ export type VolumeTransfer = {
 
 /**
  * The token transfers of the stored transactions of `protocol` (null: every protocol) whose block time is in
- * `[since, until)`, by transaction: what their `valueUsd` (SPEC §10.2) is computed from. Transactions from
- * `transactions_timestamp_idx`, their transfers from `token_transfers`' primary key.
+ * `[since, until)`, by transaction (ordered by hash, then log index): what their `valueUsd` (SPEC §10.2) is
+ * computed from. Transactions from `transactions_timestamp_idx`; their transfers from one range of
+ * `token_transfers`' primary key (the blocks between the first and the last of those transactions), hash-joined:
+ * joined without that range, the planner scanned the whole table once per call.
+ *
+ * The rows come back as one text value (a line per transfer, comma-separated fields that never hold a comma:
+ * hashes, addresses, identifiers, integers) parsed here: on PGlite, handing over tens of thousands of
+ * eight-column rows cost about four times as much as the same data as one string, and far more than the
+ * statement itself.
  */
 export async function getVolumeTransfers(
   db: Db,
@@ -88,37 +119,38 @@ export async function getVolumeTransfers(
 ): Promise<VolumeTransfer[]> {
   const t = transactions;
   const tt = tokenTransfers;
-  const result = await db.execute<{
-    tx_hash: string;
-    protocol: string;
-    block_number: string | number;
-    block_timestamp: string | Date;
-    log_index: number;
-    token: string;
-    from_address: string;
-    to_address: string;
-    amount: string;
-  }>(sql`
-    select ${t.hash} as tx_hash, ${t.protocol} as protocol, ${t.blockNumber} as block_number,
-      ${t.blockTimestamp} as block_timestamp, ${tt.logIndex} as log_index, ${tt.tokenAddress} as token, ${tt.fromAddress} as from_address, ${tt.toAddress} as to_address,
-      ${tt.amount}::text as amount
-    from ${t}
-    join ${tt} on ${tt.blockNumber} = ${t.blockNumber} and ${tt.txHash} = ${t.hash}
-    where ${t.blockTimestamp} >= ${query.since.toISOString()}::timestamptz
-      and ${t.blockTimestamp} < ${query.until.toISOString()}::timestamptz
-      ${query.protocol === null ? sql`` : sql`and ${t.protocol} = ${query.protocol}`}
-    order by ${t.hash}, ${tt.logIndex}`);
-  return result.rows.map((row) => ({
-    txHash: row.tx_hash,
-    protocol: row.protocol,
-    blockNumber: Number(row.block_number),
-    blockTimestamp: new Date(row.block_timestamp),
-    logIndex: Number(row.log_index),
-    token: row.token,
-    from: row.from_address,
-    to: row.to_address,
-    amount: BigInt(row.amount),
-  }));
+  const result = await db.execute<{ lines: string | null }>(sql`
+    with tx as materialized (
+      select ${t.hash} as hash, ${t.protocol} as protocol, ${t.blockNumber} as block_number,
+        ${t.blockTimestamp} as block_timestamp
+      from ${t}
+      where ${t.blockTimestamp} >= ${query.since.toISOString()}::timestamptz
+        and ${t.blockTimestamp} < ${query.until.toISOString()}::timestamptz
+        ${query.protocol === null ? sql`` : sql`and ${t.protocol} = ${query.protocol}`}
+    )
+    select string_agg(concat_ws(',', tx.hash, tx.protocol, tx.block_number,
+        (extract(epoch from tx.block_timestamp) * 1000)::bigint, ${tt.logIndex}, ${tt.tokenAddress},
+        ${tt.fromAddress}, ${tt.toAddress}, ${tt.amount}::text), e'\n' order by tx.hash, ${tt.logIndex}) as lines
+    from tx
+    join ${tt} on ${tt.blockNumber} = tx.block_number and ${tt.txHash} = tx.hash
+    where ${tt.blockNumber} >= (select min(block_number) from tx)
+      and ${tt.blockNumber} <= (select max(block_number) from tx)`);
+  const lines = result.rows[0]?.lines;
+  if (!lines) return [];
+  return lines.split("\n").map((line) => {
+    const [txHash, protocol, blockNumber, time, logIndex, token, from, to, amount] = line.split(",");
+    return {
+      txHash: txHash!,
+      protocol: protocol!,
+      blockNumber: Number(blockNumber),
+      blockTimestamp: new Date(Number(time)),
+      logIndex: Number(logIndex),
+      token: token!,
+      from: from!,
+      to: to!,
+      amount: BigInt(amount!),
+    };
+  });
 }
 
 /**

@@ -39,6 +39,34 @@ export async function insertPricePoints(db: Db, rows: readonly PricePointRow[]):
   );
 }
 
+/** The latest recorded point of each (token, tier) asked about, keyed `token|source` (token lowercase). */
+export async function getLatestPricePoints(
+  db: Db,
+  keys: readonly { token: string; source: string }[],
+): Promise<Map<string, { priceUsd: number; time: Date }>> {
+  const latest = new Map<string, { priceUsd: number; time: Date }>();
+  if (keys.length === 0) return latest;
+  const json = JSON.stringify(keys.map((k) => ({ token: k.token.toLowerCase(), source: k.source })));
+  const h = priceHistory;
+  const result = await db.execute<{
+    token: string;
+    source: string;
+    price_usd: number;
+    time: string | Date;
+  }>(sql`
+    select q.token, q.source, p.price_usd, p.time
+    from json_to_recordset(${json}::json) as q(token text, source text)
+    cross join lateral (
+      select ${h.priceUsd} as price_usd, ${h.time} as time from ${h}
+      where ${h.tokenAddress} = q.token and ${h.source} = q.source
+      order by ${h.time} desc limit 1
+    ) p`);
+  for (const row of result.rows) {
+    latest.set(`${row.token}|${row.source}`, { priceUsd: Number(row.price_usd), time: new Date(row.time) });
+  }
+  return latest;
+}
+
 /** One question for `getRecordedPricesAt`: the token's last `source` point at or before `at`. */
 export type RecordedPriceQuery = { token: string; source: string; at: Date };
 
@@ -56,9 +84,22 @@ export async function getRecordedPricesAt(
     queries.map((q, i) => ({ i, token: q.token.toLowerCase(), source: q.source, at: q.at.toISOString() })),
   );
   const h = priceHistory;
+  // Only questions between the first point of their token and tier and an age after the last one can have an
+  // answer (two seeks per token and tier): a long range before any point, or without any, costs no seek per
+  // question.
   const result = await db.execute<{ i: number; price_usd: number; time: string | Date }>(sql`
+    with q as materialized (
+      select * from json_to_recordset(${json}::json) as q(i int, token text, source text, at timestamptz)
+    ), spans as (
+      select k.token, k.source,
+        (select min(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = k.source) as first,
+        (select max(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = k.source) as last
+      from (select distinct token, source from q) k
+    )
     select q.i, p.price_usd, p.time
-    from json_to_recordset(${json}::json) as q(i int, token text, source text, at timestamptz)
+    from q
+    join spans s on s.token = q.token and s.source = q.source and q.at >= s.first
+      and q.at - ${maxAgeMs / 1000}::float8 * interval '1 second' <= s.last
     cross join lateral (
       select ${h.priceUsd} as price_usd, ${h.time} as time from ${h}
       where ${h.tokenAddress} = q.token and ${h.source} = q.source and ${h.time} <= q.at

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { FastifyInstance } from "fastify";
 import {
   type Address,
@@ -300,6 +301,37 @@ describe("protocol and global history (SPEC §10.3)", () => {
     const indexed = await pipeline.catchUp();
     await expectAllBucketsOnChain(indexed);
     // Twice: the second answer comes from the cached volumes.
+    await expectAllBucketsOnChain(indexed);
+  });
+
+  test("behavior: the writer's background valuation caches what a request would compute", async () => {
+    const indexed = await pipeline.catchUp();
+    await db.database.db.execute(sql`delete from history_volumes`);
+    const timeSeries = createTimeSeries(pipeline.common, {
+      db: db.database.db,
+      prices,
+      valueTransactions: createTransactionValuer(config, prices),
+      now: () => clock,
+    });
+    let passes = 0;
+    while ((await timeSeries.valueStale(20)) > 0) passes++;
+    expect(passes).toBeGreaterThan(1);
+    // Left stale: only the day in progress (its volume is left to the first request).
+    const stale = await db.database.db.execute<{ span: string; bucket: string | Date }>(sql`
+      select b.span, b.bucket from history_buckets b
+      left join history_volumes v on v.span = b.span and v.protocol = b.protocol and v.bucket = b.bucket
+        and v.revision = b.revision
+      where v.span is null and b.transaction_count > 0`);
+    const today = Math.floor(clock.getTime() / 86_400_000) * 86_400_000;
+    for (const row of stale.rows) {
+      expect(row.span).toBe("day");
+      expect(new Date(row.bucket).getTime()).toBe(today);
+    }
+    const valued = await db.database.db.execute<{ n: string }>(
+      sql`select count(*) as n from history_volumes`,
+    );
+    expect(Number(valued.rows[0]?.n)).toBeGreaterThan(10);
+    // What the API serves from them equals the chain.
     await expectAllBucketsOnChain(indexed);
   });
 
