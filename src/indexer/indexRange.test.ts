@@ -10,6 +10,7 @@ import { resolveConfig } from "../config/resolveConfig.ts";
 import type { Config } from "../config/schema.ts";
 import { generateTransactions } from "../demo/activity.ts";
 import { demoConfigFile } from "../demo/demoConfig.ts";
+import { deltaTokensOf, refreshCallBalances } from "../ingest/_test/balances.ts";
 import { swapTransaction } from "../realtime/_test/fixtures.ts";
 import { commitBatch } from "../store/commitBatch.ts";
 import { getCursor } from "../store/indexerState.ts";
@@ -111,7 +112,7 @@ describe("indexRange", () => {
       expect(inserted).toBeGreaterThanOrEqual(60);
       expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
       // what the indexer does once a cycle caught up: call-mode tokens also move in transactions not stored
-      await pipeline.ingest.refreshBalances(head);
+      await refreshCallBalances(config, pipeline.chain, db.database.db, head);
       expect(await mismatches(db, from)).toEqual([]);
       // broadcasts still come once per transaction, in block order
       const keys = pipeline.events.flatMap((e) =>
@@ -148,7 +149,7 @@ describe("indexRange", () => {
         ...expected.slice(0, -1).map((g) => g.at(-1)),
         head,
       ]);
-      // No refreshBalances here: the last group read every call-mode holder again at the range end.
+      // No refreshCallBalances here: the last group read every call-mode holder again at the range end.
       const callMode = await db.database.db.execute<{ block_number: string }>(
         sql`select b.block_number from token_balances b join token_state s using (token_address)
             where s.balance_mode = 'call'`,
@@ -230,7 +231,7 @@ describe("indexRange", () => {
             timestamp: new Date(),
           },
         ],
-        deltaTokens: pipeline.ingest.deltaTokens,
+        deltaTokens: await deltaTokensOf(config, pipeline.chain, db.database.db),
       });
 
       await indexRange(deps, from, head);
@@ -248,7 +249,7 @@ describe("indexRange", () => {
       ]);
       const removed = pipeline.events.flatMap((e) => (e.type === "removed" ? [e.removed.hash] : []));
       expect(removed).toEqual([orphan.hash]);
-      await pipeline.ingest.refreshBalances(head);
+      await refreshCallBalances(config, pipeline.chain, db.database.db, head);
       expect(await mismatches(db, from)).toEqual([]);
     } finally {
       await pipeline.close();
@@ -290,7 +291,7 @@ describe("indexRange", () => {
       const inserted = (await first.commit()) + (await second.commit());
       expect(commits.at(-1)?.[0]).toBe(head);
       expect(inserted).toBe(commits.reduce((sum, [, n]) => sum + n!, 0));
-      await pipeline.ingest.refreshBalances(head);
+      await refreshCallBalances(config, pipeline.chain, db.database.db, head);
       expect(await mismatches(db, from)).toEqual([]);
     } finally {
       await pipeline.close();
@@ -351,7 +352,7 @@ describe("indexRange", () => {
       await indexRange(deps, cursor! + 1, head);
       expect((await getCursor(db.database.db, CURSOR))?.blockNumber).toBe(head);
       // what the indexer does once a cycle caught up: call-mode tokens also move in transactions not stored
-      await pipeline.ingest.refreshBalances(head);
+      await refreshCallBalances(config, pipeline.chain, db.database.db, head);
       expect(await mismatches(db, from)).toEqual([]);
       const hashes = pipeline.events.flatMap((e) =>
         e.type === "transaction" ? [e.transaction.hash as Hash] : [],

@@ -1,10 +1,9 @@
 import type { Block, Hash, Log } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
 import type { Ingest, PreparedCommit } from "../ingest/createIngest.ts";
-import { ReorgDetectedError } from "../ingest/errors.ts";
+import { ReorgDetectedError, UnverifiedBlocksError } from "../ingest/errors.ts";
 import { type BlockHeader, fetchBlockTransactions, toHeader } from "../ingest/fetchBlockTransactions.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { StoredBlocksUnverifiedError } from "../store/errors.ts";
 import { getStoredBlock } from "../store/indexerState.ts";
 import { canonicalHashes } from "./canonicalHashes.ts";
 
@@ -299,7 +298,7 @@ const MAX_VERIFY_ATTEMPTS = 3;
  * end's, checked canonical after the logs, when it is the range's last group).
  *
  * Webhooks and track-tx may have stored blocks in the span ahead of the cursor, some of them orphaned since.
- * The commit checks the span under the ingest lock (`StoredBlocksUnverifiedError`): then the blocks it named
+ * The commit checks the span under the ingest lock (`UnverifiedBlocksError`): then the blocks it named
  * and the group's highest block are read from the chain; a group no longer canonical is fetched again (the
  * range runs again, `ReorgDetectedError`), else the orphaned stored blocks are rolled back, the canonical ones
  * vouched for, and the commit runs again. A span holding no such block costs nothing more than the commit.
@@ -313,7 +312,7 @@ async function commitGroup(deps: RangeDeps, from: number, group: PreparedGroup):
       const inserted = await ingest.store(group.prepared, { span: { from, to: group.to, verified } });
       return inserted.length;
     } catch (error) {
-      if (!(error instanceof StoredBlocksUnverifiedError)) throw error;
+      if (!(error instanceof UnverifiedBlocksError)) throw error;
       if (attempt === MAX_VERIFY_ATTEMPTS) {
         // Run the range again (the indexer's reorg path), as for any block that changed under it.
         throw new ReorgDetectedError(error.blocks[0]?.number ?? from, error.message);

@@ -1,6 +1,6 @@
 import type { Hash } from "viem";
 import type { ChainClient } from "../chain/createChainClient.ts";
-import { type AbiRegistry, createAbiRegistry } from "../decode/abiRegistry.ts";
+import { createAbiRegistry } from "../decode/abiRegistry.ts";
 import {
   type ChainTransaction,
   decodeTransaction,
@@ -8,17 +8,16 @@ import {
 } from "../decode/decodeTransaction.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
-import { type BalanceReading, touchBalances, upsertReadings } from "../store/balanceWrites.ts";
+import { type BalanceReading, upsertReadings } from "../store/balanceWrites.ts";
 import { type CommitSpan, commitBatch } from "../store/commitBatch.ts";
 import type { Db } from "../store/createDatabase.ts";
 import type { IngestSource } from "../store/encode.ts";
 import { ZERO_ADDRESS } from "../store/encode.ts";
 import { type EncodedRows, encodeCommitRows } from "../store/encodeCommitRows.ts";
-import { BlockHashConflictError } from "../store/errors.ts";
 import { getHoldersReadAfter, getStaleHolders, storedHashes } from "../store/indexerState.ts";
 import { type RemovedTransaction, removeBlocks } from "../store/removeBlocks.ts";
 import type { Broadcaster } from "./broadcaster.ts";
-import { ReorgDetectedError } from "./errors.ts";
+import { translateStoreError } from "./errors.ts";
 import type { BlockHeader } from "./fetchBlockTransactions.ts";
 import { fetchTransactionsByHash } from "./fetchTransactionsByHash.ts";
 import { readBalances } from "./readBalances.ts";
@@ -66,41 +65,31 @@ export type HashOutcome =
  * The polling indexer hands it whole fetched ranges; webhooks and track-tx hand it hashes.
  */
 export type Ingest = {
-  registry: AbiRegistry;
-  /** token addresses whose balances are kept by delta arithmetic */
-  deltaTokens: ReadonlySet<string>;
   /**
-   * Decode and store fetched transactions with their block headers, read call-mode balances at
-   * `balanceBlock`, advance `cursor` in the same database transaction, then broadcast what was new.
-   */
-  commit(args: CommitArgs): Promise<IndexedTransaction[]>;
-  /**
-   * `commit` in two steps, so a caller can overlap them: `prepare` decodes and reads the touched call-mode
-   * balances (CPU and the node, no database write); `store` writes the prepared commit. The polling indexer
-   * prepares the next group of blocks while the database stores the current one (indexer/indexRange.ts).
+   * A commit in two steps, so a caller can overlap them: `prepare` decodes and reads the touched call-mode
+   * balances (CPU and the node, no database write); `store` writes the prepared commit: the transactions
+   * with their block headers and balances, `cursor` advanced in the same database transaction, then
+   * broadcasts what was new. The polling indexer prepares the next group of blocks while the database stores
+   * the current one (indexer/indexRange.ts).
    */
   prepare(args: CommitArgs): Promise<PreparedCommit>;
   /**
    * Throws `ReorgDetectedError` when a block it brings is stored under another hash, and with a `span`,
-   * `StoredBlocksUnverifiedError` for the blocks stored in it that it cannot vouch for (nothing is stored).
+   * `UnverifiedBlocksError` for the blocks stored in it that it cannot vouch for (nothing is stored): the
+   * store's errors are translated in one place (`translateStoreError`, ingest/errors.ts).
    */
   store(prepared: PreparedCommit, options?: { span?: CommitSpan }): Promise<IndexedTransaction[]>;
   /** Fetch, decode and store transactions known by hash (webhooks, track-tx). */
   ingestHashes(hashes: readonly Hash[], source: IngestSource, hint?: string): Promise<HashOutcome[]>;
   /**
-   * Delete what was stored from orphaned blocks, restore balances, broadcast `removed`, and give
-   * transactions that webhooks or track-tx stored a chance to be found again on the canonical chain.
+   * Delete what was stored from orphaned blocks, restore balances and broadcast `removed`. Webhook and
+   * track-tx transactions among them are not looked up again here: the track watcher, which hears the
+   * `removed` events, watches them until they are mined again (tracking/createTrackWatcher.ts).
    */
   rollback(
     target: { after: number } | { numbers: readonly number[] },
     cursorName?: string,
   ): Promise<RemovedTransaction[]>;
-  /**
-   * Read again, at `blockNumber`, every cached balance of the tokens kept in `call` mode that is older than
-   * it: such tokens are not scanned in full, so their holders' balances also move in transactions protoscan
-   * never stores. The polling indexer calls this when a cycle has caught up. Returns how many were read.
-   */
-  refreshBalances(blockNumber: number): Promise<number>;
 };
 
 export async function createIngest(
@@ -144,17 +133,11 @@ export async function createIngest(
 
   const callTokens = common.config.tokens.map((t) => t.address as string).filter((t) => !deltaTokens.has(t));
 
-  const prepare: Ingest["prepare"] = async (args) => {
-    // Decoding a group of 1,000 transactions takes tens of milliseconds of the event loop, which meanwhile
-    // also carries the previous group's commit statement by statement: yielding every DECODE_SLICE
-    // transactions lets each database answer be taken and the next statement sent without waiting for the
-    // whole decode (on PGlite, about 0.2 s less delay in the 10,000-transaction benchmark).
-    const decoded: IndexedTransaction[] = [];
-    for (let i = 0; i < args.transactions.length; i++) {
-      if (i > 0 && i % DECODE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-      const tx = decodeSafely(args.transactions[i]!, args.hint);
-      if (tx !== null) decoded.push(tx);
-    }
+  /** `prepare` for transactions decoded already (`ingestHashes` decodes them to judge their relevance). */
+  const prepareDecoded = async (
+    args: Omit<CommitArgs, "transactions">,
+    decoded: IndexedTransaction[],
+  ): Promise<PreparedCommit> => {
     const callPairs: { token: string; holder: string }[] = [];
     for (const tx of decoded) {
       for (const t of tx.transfers) {
@@ -168,10 +151,23 @@ export async function createIngest(
     // Encoded while the balances are read: the commit then sends its rows as they are.
     const encoded = encodeCommitRows(db, decoded, args.source);
     const balances = await reading;
+    return { args, decoded, balances, encoded };
+  };
+
+  const prepare: Ingest["prepare"] = async ({ transactions, ...args }) => {
+    // Decoding a group of 1,000 transactions takes tens of milliseconds of the event loop, which meanwhile
+    // also carries the previous group's commit statement by statement: yielding every DECODE_SLICE
+    // transactions lets each database answer be taken and the next statement sent without waiting for the
+    // whole decode (on PGlite, about 0.2 s less delay in the 10,000-transaction benchmark).
+    const decoded: IndexedTransaction[] = [];
+    for (let i = 0; i < transactions.length; i++) {
+      if (i > 0 && i % DECODE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const tx = decodeSafely(transactions[i]!, args.hint);
+      if (tx !== null) decoded.push(tx);
+    }
     // A prepared group waiting for its turn does not also hold the fetched transactions (their inputs and
-    // log objects).
-    const { transactions: _fetched, ...rest } = args;
-    return { args: rest, decoded, balances, encoded };
+    // log objects): only `args` without them is kept.
+    return prepareDecoded(args, decoded);
   };
 
   const store: Ingest["store"] = async ({ args, decoded, balances, encoded }, options = {}) => {
@@ -188,7 +184,8 @@ export async function createIngest(
       }
     }
     // A block stored under another hash: a reorg the indexer has yet to roll back, or this fetch is already
-    // stale. Callers (polling, webhooks, track-tx) retry a ReorgDetectedError.
+    // stale. Callers (polling, webhooks, track-tx) retry a ReorgDetectedError. A polling span holding blocks
+    // it cannot vouch for: UnverifiedBlocksError (indexer/indexRange.ts).
     const { inserted } = await commitBatch(db, {
       source: args.source,
       transactions: decoded,
@@ -205,9 +202,7 @@ export async function createIngest(
       encoded,
       span: options.span,
     }).catch((error: unknown) => {
-      if (error instanceof BlockHashConflictError)
-        throw new ReorgDetectedError(error.blockNumber, error.message);
-      throw error;
+      throw translateStoreError(error);
     });
     if (inserted.length > 0) {
       common.metrics.ingestTransactions.inc({ source: args.source }, inserted.length);
@@ -217,8 +212,6 @@ export async function createIngest(
     }
     return inserted;
   };
-
-  const commit: Ingest["commit"] = async (args) => store(await prepare(args));
 
   const ingestHashes: Ingest["ingestHashes"] = async (hashes, source, hint) => {
     const unique = [...new Set(hashes.map((h) => h.toLowerCase() as Hash))];
@@ -231,20 +224,29 @@ export async function createIngest(
       const fetched = await fetchTransactionsByHash(chain, toFetch);
       for (const hash of fetched.pending) outcomes.set(hash, { status: "pending", hash });
       const latest = Math.max(0, ...fetched.headers.map((h) => h.number));
-      const relevant = fetched.transactions.filter((tx) => decodeSafely(tx, hint) !== null);
-      const inserted = await commit({
-        source,
-        transactions: relevant,
-        headers: fetched.headers.filter((h) => relevant.some((tx) => tx.blockNumber === h.number)),
-        balanceBlock: latest,
-        ...(hint ? { hint } : {}),
-      });
+      // Decoded once: what judges a transaction relevant (it decodes to something) is what is stored.
+      const relevant = new Map<ChainTransaction, IndexedTransaction>();
+      for (const tx of fetched.transactions) {
+        const decoded = decodeSafely(tx, hint);
+        if (decoded !== null) relevant.set(tx, decoded);
+      }
+      const blocks = new Set([...relevant.keys()].map((tx) => tx.blockNumber));
+      const prepared = await prepareDecoded(
+        {
+          source,
+          headers: fetched.headers.filter((h) => blocks.has(h.number)),
+          balanceBlock: latest,
+          ...(hint ? { hint } : {}),
+        },
+        [...relevant.values()],
+      );
+      const inserted = await store(prepared);
       const insertedHashes = new Set(inserted.map((t) => t.hash.toLowerCase()));
       for (const tx of fetched.transactions) {
         const hash = tx.hash.toLowerCase() as Hash;
         outcomes.set(
           hash,
-          relevant.includes(tx)
+          relevant.has(tx)
             ? { status: "indexed", hash, inserted: insertedHashes.has(hash) }
             : { status: "not_relevant", hash },
         );
@@ -271,35 +273,13 @@ export async function createIngest(
         { removed: removed.length, target },
         "reorg: removed transactions of orphaned blocks",
       );
+      // Webhook and track-tx transactions among them may be mined again elsewhere: the track watcher owns
+      // looking them up again (it hears these events and watches them until mined or expired, keeping each
+      // one's source and hint), so they are not looked up here too (docs/reliability.md, promise 5).
       broadcaster.publish(removed.map((r) => ({ type: "removed", removed: r })));
-      // Transactions only webhooks or track-tx can see may have been mined again in another block.
-      for (const source of ["webhook", "track"] as const) {
-        const hashes = removed.filter((r) => r.source === source).map((r) => r.hash as Hash);
-        if (hashes.length === 0) continue;
-        await ingestHashes(hashes, source).catch((error: unknown) => {
-          common.logger.warn(
-            { err: errorMessage(error), source },
-            "could not re-check orphaned transactions",
-          );
-        });
-      }
     }
     return removed;
   };
 
-  const refreshBalances: Ingest["refreshBalances"] = async (blockNumber) => {
-    let read = 0;
-    for (;;) {
-      const stale = await getStaleHolders(db, callTokens, blockNumber, 2_000);
-      if (stale.length === 0) return read;
-      const readings = await readBalances(chain, stale, blockNumber, common.logger);
-      // A holder whose call failed is stamped with this block anyway, so the loop moves on.
-      const failed = stale.filter((p) => !readings.some((r) => r.token === p.token && r.holder === p.holder));
-      await upsertReadings(db, readings);
-      if (failed.length > 0) await touchBalances(db, failed, blockNumber);
-      read += readings.length;
-    }
-  };
-
-  return { registry, deltaTokens, commit, prepare, store, ingestHashes, rollback, refreshBalances };
+  return { prepare, store, ingestHashes, rollback };
 }

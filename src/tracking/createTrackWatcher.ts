@@ -42,8 +42,10 @@ export type WatchPass = {
  * only watches the node was never asked about are checked, and all of them again every `recheckMs` (4 s),
  * which keeps the receipt calls bounded when blocks are slower than the interval (12 s on mainnet).
  *
- * With `events` (the ingest broadcaster), a track-tx transaction that a reorg removed is watched again (hinted
- * to the protocol it had) for `ttlMs`, so it is stored again if it is mined again later.
+ * With `events` (the ingest broadcaster), a track-tx or webhook transaction that a reorg removed is watched
+ * again (a track-tx one hinted to the protocol it had) for `ttlMs`, so it is stored again, under its own
+ * source, once it is mined again, now or later. This watcher is the one owner of that re-check:
+ * `Ingest.rollback` only announces what it removed (docs/indexing.md, "Transactions stored ahead of the cursor").
  */
 export type TrackWatcher = {
   start(): void;

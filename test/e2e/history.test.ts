@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildApp } from "../../src/api/buildApp.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { createJsonRpc, type DemoTx } from "../../src/demo/demoClient.ts";
+import { deltaTokensOf } from "../../src/ingest/_test/balances.ts";
 import type { PriceHistory } from "../../src/prices/createPriceHistory.ts";
 import { createTransactionValuer } from "../../src/prices/transactionValues.ts";
 import { createTimeSeries } from "../../src/stats/createTimeSeries.ts";
@@ -296,7 +297,7 @@ describe("protocol and global history (SPEC §10.3)", () => {
   }
 
   test("default: every bucket equals the chain, hour and day, per protocol and for all", async () => {
-    const modes = [...pipeline.ingest.deltaTokens].sort();
+    const modes = [...(await deltaTokensOf(config, pipeline.chain, db.database.db))].sort();
     expect(modes).toEqual(config.tokens.map((t) => t.address).sort());
     const indexed = await pipeline.catchUp();
     await expectAllBucketsOnChain(indexed);
