@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { transactionJsonOf } from "../api/toTransactionJson.ts";
+import { transactionJsonOf } from "../../test/helpers/apiSerializer.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { createHub, type HubEvent, type HubOptions, type HubSocket, type HubTransport } from "./createHub.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { transactionJsonOf } from "../../test/helpers/apiSerializer.ts";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
-import { transactionJsonOf } from "../api/toTransactionJson.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import type { Config, TokenConfig } from "../config/schema.ts";
 import { DEMO, USDC } from "../decode/_test/testRegistry.ts";

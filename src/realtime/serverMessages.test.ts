@@ -1,6 +1,6 @@
 import { getAddress } from "viem";
 import { describe, expect, test } from "vitest";
-import { transactionJsonOf } from "../api/toTransactionJson.ts";
+import { transactionJsonOf } from "../../test/helpers/apiSerializer.ts";
 import type { TokenConfig } from "../config/schema.ts";
 import { DEMO, ROUTER, USDC } from "../decode/_test/testRegistry.ts";
 import { swapTransaction } from "./_test/fixtures.ts";

@@ -1,0 +1,6 @@
+/**
+ * The API's transaction serializer, for the real-time tests: `src/realtime/` imports nothing from `src/api/`
+ * (the hub is handed how to serialize a transaction, docs/development.md), so the tests that wire a hub the way
+ * `buildApp` does take the serializer from here, where both layers may meet.
+ */
+export { transactionJsonOf } from "../../src/api/toTransactionJson.ts";
