@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { transactionJsonOf } from "../../test/helpers/apiSerializer.ts";
+import { apiTransactionJson } from "../../test/helpers/apiSerializer.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { createHub, type HubEvent, type HubOptions, type HubSocket, type HubTransport } from "./createHub.ts";
 
@@ -69,7 +69,7 @@ function setup(options: Partial<HubOptions> = {}) {
   let publish: (event: HubEvent) => void = () => {};
   const config = testConfig({ urls: ["http://127.0.0.1:1"] });
   const hub = createHub(testCommon(config), {
-    transactionJson: transactionJsonOf(config),
+    transactionJson: apiTransactionJson(config),
     source: {
       subscribe(listener) {
         publish = listener;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { transactionJsonOf } from "../../test/helpers/apiSerializer.ts";
+import { apiTransactionJson } from "../../test/helpers/apiSerializer.ts";
 import { createTestDatabase, type TestDatabase, testDatabaseUrl } from "../../test/helpers/db.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import type { Config, TokenConfig } from "../config/schema.ts";
@@ -31,7 +31,7 @@ const token = (address: `0x${string}`, symbol: string, decimals: number, protoco
 });
 const tokens = [token(DEMO, "DEMO", 18, "demoswap"), token(USDC, "USDC", 6, "demovault")];
 const config: Config = { ...testConfig({ urls: ["http://127.0.0.1:1"] }), tokens };
-const transactionJson = transactionJsonOf(config);
+const transactionJson = apiTransactionJson(config);
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as `0x${string}`;
 const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as `0x${string}`;

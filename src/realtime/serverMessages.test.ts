@@ -1,6 +1,6 @@
 import { getAddress } from "viem";
 import { describe, expect, test } from "vitest";
-import { transactionJsonOf } from "../../test/helpers/apiSerializer.ts";
+import { apiTransactionJson } from "../../test/helpers/apiSerializer.ts";
 import type { TokenConfig } from "../config/schema.ts";
 import { DEMO, ROUTER, USDC } from "../decode/_test/testRegistry.ts";
 import { swapTransaction } from "./_test/fixtures.ts";
@@ -20,7 +20,7 @@ const tokens: TokenConfig[] = (
   official: true,
   exclusive: true,
 }));
-const transactionJson = transactionJsonOf({ tokens });
+const transactionJson = apiTransactionJson({ tokens });
 
 describe("serverMessages", () => {
   test("default: replies echo the id, null when absent", () => {
