@@ -1,27 +1,11 @@
 import { gunzipSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
-import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
-import { createChainClient } from "../../chain/createChainClient.ts";
-import type { Config } from "../../config/schema.ts";
-import { DEMO } from "../../decode/_test/testRegistry.ts";
-import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
-import { swapTransaction } from "../../realtime/_test/fixtures.ts";
+import type { TestDatabase } from "../../../test/helpers/db.ts";
+import type { Broadcaster } from "../../ingest/broadcaster.ts";
 import { commitBatch } from "../../store/commitBatch.ts";
-import { buildApp } from "../buildApp.ts";
 import { COMPRESS_MIN_BYTES } from "../cache/cachedBody.ts";
-
-const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
-const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
-const BLOCK_TIME = new Date("2026-11-21T08:00:00.000Z");
-const tx = (n: number) => swapTransaction({ hash: hash(n), blockNumber: n, blockHash: blockHash(n) });
-const header = (n: number) => ({
-  number: n,
-  hash: blockHash(n),
-  parentHash: blockHash(n - 1),
-  timestamp: BLOCK_TIME,
-});
+import { BLOCK_TIME, hash, header, openRouteApps, type RouteApps, tx } from "./_test/routeApps.ts";
 
 // 1,000 hourly buckets ending at the blocks' hour: a body of tens of KB, above the compression threshold.
 const to = BLOCK_TIME.getTime() / 1000 + 1800;
@@ -37,41 +21,15 @@ describe("gzip of cached response bodies", () => {
   let tdb: TestDatabase;
   let cached: FastifyInstance;
   let uncached: FastifyInstance;
-  const events = createLocalBroadcaster();
-  let config: Config;
+  let events: Broadcaster;
+  let apps: RouteApps | undefined;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    config = testConfig({ urls: ["http://127.0.0.1:9"] });
-    config.protocols = [{ id: "demoswap", name: "DemoSwap", contracts: [], tvlAddresses: [], actions: {} }];
-    config.tokens = [
-      {
-        address: DEMO,
-        symbol: "DEMO",
-        name: "Demo",
-        decimals: 18,
-        protocol: "demoswap",
-        color: "#888888",
-        logo: "",
-        official: true,
-        exclusive: true,
-      },
-    ];
-    const common = testCommon(config);
-    const chain = createChainClient(common);
-    cached = await buildApp(common, { database: tdb.database, chain, events });
-    uncached = await buildApp(common, { database: tdb.database, chain });
-    await commitBatch(tdb.database.db, {
-      source: "poll",
-      transactions: [tx(1), tx(2)],
-      blocks: [header(1), header(2)],
-      deltaTokens: new Set(),
-    });
+    apps = await openRouteApps();
+    ({ tdb, cached, uncached, events } = apps);
   });
   afterAll(async () => {
-    await cached?.close();
-    await uncached?.close();
-    await tdb?.cleanup();
+    await apps?.close();
   });
 
   const get = (url: string, acceptEncoding?: string, method: "GET" | "HEAD" = "GET") =>

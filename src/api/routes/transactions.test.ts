@@ -1,33 +1,23 @@
 import type { FastifyInstance } from "fastify";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../test/helpers/db.ts";
-import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
-import { createChainClient } from "../../chain/createChainClient.ts";
+import type { TestDatabase } from "../../../test/helpers/db.ts";
+import { testCommon } from "../../chain/_test/testCommon.ts";
 import type { Config } from "../../config/schema.ts";
 import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import { DEMO, ROUTER, USDC } from "../../decode/_test/testRegistry.ts";
-import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
+import type { Broadcaster } from "../../ingest/broadcaster.ts";
 import { createPriceHistory } from "../../prices/createPriceHistory.ts";
 import { createTransactionValuer } from "../../prices/transactionValues.ts";
-import { ALICE, BOB, swapTransaction } from "../../realtime/_test/fixtures.ts";
+import { ALICE, BOB } from "../../realtime/_test/fixtures.ts";
 import { commitBatch } from "../../store/commitBatch.ts";
 import { insertPricePoints } from "../../store/priceHistoryReads.ts";
 import { removeBlocks } from "../../store/removeBlocks.ts";
 import { getTransactionSummary } from "../../store/transactionSummaries.ts";
-import { buildApp } from "../buildApp.ts";
 import { toTransactionsJson } from "../toTransactionJson.ts";
+import { blockHash, hash, header, openRouteApps, type RouteApps, tx } from "./_test/routeApps.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
-const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
-const tx = (n: number) => swapTransaction({ hash: hash(n), blockNumber: n, blockHash: blockHash(n) });
-const header = (n: number) => ({
-  number: n,
-  hash: blockHash(n),
-  parentHash: blockHash(n - 1),
-  timestamp: new Date("2026-11-21T08:00:00.000Z"),
-});
 
 /**
  * The response caches of the transaction routes, on a database written directly: a write without its event
@@ -38,41 +28,16 @@ describe("response caches of the transaction routes (with events)", () => {
   let tdb: TestDatabase;
   let cached: FastifyInstance;
   let uncached: FastifyInstance;
-  const events = createLocalBroadcaster();
+  let events: Broadcaster;
   let config: Config;
+  let apps: RouteApps | undefined;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    config = testConfig({ urls: ["http://127.0.0.1:9"] });
-    config.protocols = [{ id: "demoswap", name: "DemoSwap", contracts: [], tvlAddresses: [], actions: {} }];
-    config.tokens = [
-      {
-        address: DEMO,
-        symbol: "DEMO",
-        name: "Demo",
-        decimals: 18,
-        protocol: "demoswap",
-        color: "#888888",
-        logo: "",
-        official: true,
-        exclusive: true,
-      },
-    ];
-    const common = testCommon(config);
-    const chain = createChainClient(common);
-    cached = await buildApp(common, { database: tdb.database, chain, events });
-    uncached = await buildApp(common, { database: tdb.database, chain });
-    await commitBatch(tdb.database.db, {
-      source: "poll",
-      transactions: [tx(1), tx(2)],
-      blocks: [header(1), header(2)],
-      deltaTokens: new Set(),
-    });
+    apps = await openRouteApps();
+    ({ tdb, cached, uncached, events, config } = apps);
   });
   afterAll(async () => {
-    await cached?.close();
-    await uncached?.close();
-    await tdb?.cleanup();
+    await apps?.close();
   });
 
   const recentHashes = async (app: FastifyInstance) =>
