@@ -10,6 +10,7 @@ import { createLocalBroadcaster } from "../../ingest/broadcaster.ts";
 import { upsertReadings } from "../../store/balanceWrites.ts";
 import { type ChangeNotice, type ChangeNotices, listenForChanges } from "../../store/changeNotices.ts";
 import { buildApp } from "../buildApp.ts";
+import { demoToken } from "./_test/routeApps.ts";
 
 const SUPPLY = 1000n * 10n ** 18n;
 /** Runtime code returning SUPPLY for any call: enough of a token for `totalSupply()`. */
@@ -39,19 +40,7 @@ describe("caches emptied by change notices (balances, cursor)", () => {
     });
     tdb = await createTestDatabase();
     const config = testConfig({ urls: [anvil.url] });
-    config.tokens = [
-      {
-        address: DEMO,
-        symbol: "DEMO",
-        name: "Demo",
-        decimals: 18,
-        protocol: "demoswap",
-        color: "#888888",
-        logo: "",
-        official: true,
-        exclusive: false,
-      },
-    ];
+    config.tokens = [demoToken({ exclusive: false })];
     const common = testCommon(config);
     const chain = createChainClient(common);
     // The app's own notices, so that the test knows when one reached its caches (same listeners, same call).

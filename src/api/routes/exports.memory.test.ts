@@ -8,6 +8,7 @@ import { testCommon, testConfig } from "../../chain/_test/testCommon.ts";
 import { createChainClient } from "../../chain/createChainClient.ts";
 import { DEMO } from "../../decode/_test/testRegistry.ts";
 import { buildApp } from "../buildApp.ts";
+import { demoToken } from "./_test/routeApps.ts";
 
 /**
  * SPEC §10.4 "memory stays flat for a million rows": a token's events streamed as CSV over a real socket, at
@@ -72,20 +73,7 @@ describe("CSV export memory", () => {
     tdb = await createTestDatabase();
     const config = testConfig({ urls: ["http://127.0.0.1:9"] });
     config.protocols = [{ id: "demoswap", name: "DemoSwap", contracts: [], tvlAddresses: [], actions: {} }];
-    config.tokens = [
-      {
-        address: DEMO,
-        symbol: "DEMO",
-        name: "Demo",
-        decimals: 18,
-        protocol: "demoswap",
-        color: "#888888",
-        logo: "",
-        official: true,
-        exclusive: true,
-        price: { usd: 2 },
-      },
-    ];
+    config.tokens = [demoToken({ price: { usd: 2 } })];
     const common = testCommon(config);
     app = await buildApp(common, { database: tdb.database, chain: createChainClient(common) });
     origin = await app.listen({ host: "127.0.0.1", port: 0 });
