@@ -47,11 +47,10 @@ describe("deferredIndexes", () => {
     await tdb?.cleanup();
   });
 
-  test("default: the secondary indexes of the ingest tables, not their primary keys", () => {
+  test("default: the secondary indexes of the ingest tables, not their primary keys nor partial ones", () => {
     expect(DEFERRABLE_INDEXES).toEqual([
       "address_transactions_address_block_idx",
       "address_transactions_address_protocol_block_idx",
-      "logs_sync_idx",
       "token_transfers_token_block_idx",
       "token_transfers_token_from_block_idx",
       "token_transfers_token_to_block_idx",
