@@ -169,6 +169,7 @@ export function createIndexer(
         addresses,
         filterHash,
         cursorName: CURSOR_NAME,
+        onLogs: (count, from, to) => range.onLogs(count, { fromBlock: BigInt(from), toBlock: BigInt(to) }),
         onCommitted: (committed, inserted) => {
           stored += inserted;
           cursor = committed;
@@ -186,20 +187,25 @@ export function createIndexer(
         const current = ahead ?? open(range.nextRange(BigInt(cursor + 1), BigInt(target)));
         ahead = undefined;
         // The next range's headers, logs and first groups are fetched while this one is committed, so a
-        // backfill does not wait for the provider at every range: its logs once this range's are in (the
-        // chunk it will have after this one worked), its groups once this range's are all under way.
-        if (current.to < target) {
-          ahead = open(range.rangeAfterSuccess(BigInt(current.to + 1), BigInt(target)), {
-            after: current.fetched,
-            startGroups: current.allPreparing,
-          });
-        }
+        // backfill does not wait for the provider at every range: it is opened once this range's logs are in
+        // (its span is the chunk it will have after this one worked, capped by the density of these logs),
+        // and its groups start once this range's are all under way.
+        const opening: Promise<OpenRange | undefined> =
+          current.to < target
+            ? current.fetched.then(
+                () =>
+                  open(range.rangeAfterSuccess(BigInt(current.to + 1), BigInt(target)), {
+                    startGroups: current.allPreparing,
+                  }),
+                () => undefined,
+              )
+            : Promise.resolve(undefined);
         try {
           await current.commit();
+          ahead = await opening;
           range.onSuccess();
         } catch (error) {
-          await ahead?.abandon();
-          ahead = undefined;
+          await (await opening)?.abandon();
           // viem wraps what the transport throws (e.g. -32602 in InvalidParamsRpcError): look inside.
           const refused = chainErrorOf(error);
           if (refused instanceof RangeTooLargeError) {

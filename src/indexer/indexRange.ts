@@ -31,6 +31,8 @@ export type RangeDeps = {
   blocksPerCommit?: number;
   /** transactions per group, unless one block alone has more (default 1,000) */
   transactionsPerCommit?: number;
+  /** called with the number of logs eth_getLogs returned for [from, to], as soon as they are in */
+  onLogs?: (count: number, from: number, to: number) => void;
   /** called after each committed group with the cursor it committed and the transactions it stored */
   onCommitted?: (cursor: number, inserted: number) => void;
   /**
@@ -173,15 +175,12 @@ async function fetchRange(deps: RangeDeps, from: number, to: number): Promise<Fe
 
   // The logs are reduced to the hashes per block at once: a range's logs can be the biggest thing a backfill
   // holds, and nothing after this needs them (each transaction's logs come again with its receipt).
-  const byBlock = hashesByBlock(
-    await chain.client.getLogs({
-      address: [...deps.addresses],
-      fromBlock: BigInt(from),
-      toBlock: BigInt(to),
-    }),
-    from,
-    to,
-  );
+  const byBlock = await chain.client
+    .getLogs({ address: [...deps.addresses], fromBlock: BigInt(from), toBlock: BigInt(to) })
+    .then((logs) => {
+      deps.onLogs?.(logs.length, from, to);
+      return hashesByBlock(logs, from, to);
+    });
   // The range end read before the logs must still be canonical after them, before anything is committed:
   // its logs name its hash (fetchBlockTransactions then checks the block against them); without a log
   // there, its hash is read again. A reorg between the headers and eth_getLogs that leaves no log in that
