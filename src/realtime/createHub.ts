@@ -47,7 +47,13 @@ export type HubEvent = IngestEvent | PreparedEvent;
  * process), or the PostgreSQL LISTEN/NOTIFY fan-out feeding every process that serves WebSockets (SPEC §5,
  * §9). Events arrive in commit order, which is block order for the polling indexer.
  */
-export type HubSource = { subscribe(listener: (event: HubEvent) => void): () => void };
+export type HubSource = {
+  /**
+   * `wanted`, when given, says whether an event with these topics has a subscriber now: a source may leave
+   * out, unprepared, the transaction events nobody wants (valueEvents.ts does; the others ignore it).
+   */
+  subscribe(listener: (event: HubEvent) => void, wanted?: (topics: readonly string[]) => boolean): () => void;
+};
 
 export type HubOptions = {
   /** server ping period (SPEC §5: 30 s); a peer that misses two pongs is dropped */
@@ -337,7 +343,7 @@ export function createHub(
 
   return {
     start() {
-      unsubscribe ??= deps.source.subscribe(onEvent);
+      unsubscribe ??= deps.source.subscribe(onEvent, (topics) => topics.some((topic) => index.has(topic)));
       heartbeat ??= setInterval(tick, options.pingIntervalMs);
       heartbeat.unref();
     },

@@ -13,18 +13,30 @@ import { serializeEventData, type TransactionJsonOf } from "./serverMessages.ts"
  * `GET /api/tx/:hash`. Events keep their order; those that arrive while a batch is valued are valued together
  * (one price-history call per batch). Prepared events (the PostgreSQL fan-out values its own) and removals
  * pass through in their place. A failed valuation sends the transactions unvalued (null) rather than not at all.
+ * A transaction event that no listener wants (their `wanted` says no subscriber holds any of its topics as it
+ * arrives) is dropped before it is valued: a backfill with nobody connected costs no price reads and no JSON.
  */
 export function valueEvents(
   source: HubSource,
   deps: { transactionJson: TransactionJsonOf; value: TransactionValuer; logger: Logger },
 ): HubSource {
-  const listeners = new Set<(event: HubEvent) => void>();
+  /** each listener with what it wants (undefined: everything) */
+  const listeners = new Map<
+    (event: HubEvent) => void,
+    ((topics: readonly string[]) => boolean) | undefined
+  >();
   let unsubscribe: (() => void) | undefined;
   let queue: HubEvent[] = [];
   let running = false;
 
   const emit = (event: HubEvent) => {
-    for (const listener of listeners) listener(event);
+    for (const listener of listeners.keys()) listener(event);
+  };
+  const wanted = (event: HubEvent): boolean => {
+    if ("prepared" in event || event.type !== "transaction") return true;
+    const topics = eventTopics(event);
+    for (const wants of listeners.values()) if (!wants || wants(topics)) return true;
+    return false;
   };
 
   async function valueBatch(batch: HubEvent[]): Promise<void> {
@@ -78,13 +90,14 @@ export function valueEvents(
   }
 
   const onEvent = (event: HubEvent) => {
+    if (!wanted(event)) return;
     queue.push(event);
     if (!running) void run();
   };
 
   return {
-    subscribe(listener) {
-      listeners.add(listener);
+    subscribe(listener, wants) {
+      listeners.set(listener, wants);
       unsubscribe ??= source.subscribe(onEvent);
       return () => {
         listeners.delete(listener);
