@@ -106,11 +106,14 @@ export function createWriters(
       deps.database.kind === "postgres"
         ? startPruner(common, deps.database)
         : startTableMaintenance(common, deps.database);
-    // Not while the indexer is more than a few blocks behind: a backfill's commits would make it value again.
+    // Not while the indexer is more than a few blocks behind, nor while the api-tier price backfill stores
+    // chunks: each commit or chunk would make it value the same buckets again.
     const historyValuer = deps.timeSeries
       ? createHistoryValuer(common, {
           timeSeries: deps.timeSeries,
-          busy: () => (indexer.status().lagBlocks ?? Number.POSITIVE_INFINITY) > HISTORY_VALUER_MAX_LAG,
+          busy: () =>
+            (indexer.status().lagBlocks ?? Number.POSITIVE_INFINITY) > HISTORY_VALUER_MAX_LAG ||
+            priceBackfill?.filling() === true,
         })
       : null;
     running = {

@@ -77,10 +77,17 @@ beforeEach(async () => {
 describe.each(["alchemy", "defillama"] as const)("createPriceBackfill (%s)", (kind) => {
   test("default: every hour of the indexed range, newest week first, then back to the start", async () => {
     const backfill = createPriceBackfill(testCommon(config(kind)), { db, now: () => NOW, minIntervalMs: 0 })!;
+    expect(backfill.filling()).toBe(false);
     let steps = 0;
-    while (await backfill.step()) steps++;
-    // 19.5 days = 3 weekly chunks per token
+    const filling: boolean[] = [];
+    while (await backfill.step()) {
+      steps++;
+      filling.push(backfill.filling());
+    }
+    // 19.5 days = 3 weekly chunks per token; filling while chunks are stored, not once none is left
     expect(steps).toBe(6);
+    expect(filling).toEqual([true, true, true, true, true, true]);
+    expect(backfill.filling()).toBe(false);
     const ranges = server.requests.filter((r) => r.tokens[0] === A.toLowerCase()).map((r) => r.range);
     expect(ranges[0]).toEqual({ start: UNTIL - 168 * HOUR, end: UNTIL });
     expect(ranges.at(-1)!.start).toBe(SINCE);
@@ -117,6 +124,8 @@ describe.each(["alchemy", "defillama"] as const)("createPriceBackfill (%s)", (ki
     const backfill = createPriceBackfill(testCommon(config(kind)), { db, now: () => NOW, minIntervalMs: 0 })!;
     expect(await backfill.step()).toBe(true);
     expect(await getBackfillProgress(db, kind)).toEqual(new Map());
+    // An outage is not filling: the history valuer does not wait on it.
+    expect(backfill.filling()).toBe(false);
     server.down = false;
     while (await backfill.step());
     expect(await points(A.toLowerCase())).toHaveLength((UNTIL - SINCE) / HOUR + 1);

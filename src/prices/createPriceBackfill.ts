@@ -23,6 +23,12 @@ export type PriceBackfill = {
   stop(): Promise<void>;
   /** One step: fetch one token's next chunk and store it; false when there was nothing left to fetch. */
   step(): Promise<boolean>;
+  /**
+   * Whether the last step stored a chunk (more may follow): every stored chunk makes the history buckets of its
+   * hours stale, so the history valuer waits meanwhile instead of valuing them once per chunk. False once a
+   * step finds nothing left, and while the provider fails (the valuer must not wait on an outage).
+   */
+  filling(): boolean;
 };
 
 export type PriceBackfillDeps = {
@@ -61,6 +67,7 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
   const idleMs = deps.idleMs ?? 10 * 60_000;
   const retryMs = deps.retryMs ?? 30_000;
   let lastFailed = false;
+  let lastStored = false;
   /** nothing stored yet: look again soon (a first start), not after `idleMs` */
   let nothingIndexed = false;
   const baseUrl = api.baseUrl ?? DEFAULT_BASE_URLS[api.kind];
@@ -107,6 +114,7 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
   }
 
   async function step(): Promise<boolean> {
+    lastStored = false;
     const indexedSince = await getIndexedSince(deps.db);
     nothingIndexed = indexedSince === null;
     if (!indexedSince) return false;
@@ -158,6 +166,7 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
       },
       "price history fetched",
     );
+    lastStored = true;
     return true;
   }
 
@@ -189,6 +198,7 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
   };
 
   return {
+    filling: () => lastStored && !stopped,
     start() {
       if (stopped || running || timer || tokens.length === 0) return;
       loop();
