@@ -36,21 +36,24 @@ import { createTimeSeries } from "../src/stats/createTimeSeries.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
 import { runBench } from "./_shared/runBench.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
-import { apiBenchConfig, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
+import { apiBenchConfig, apiBenchConfigFile, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
 import { formatTable, judge, type Measured, medianOfRounds, type ServerResult } from "./api/apiReport.ts";
 import { type BenchDatabase, openBenchDatabase } from "./api/benchDatabase.ts";
 import { caughtUpIndexer } from "./api/caughtUpIndexer.ts";
 import { type Child, runningChildren, startChild } from "./api/children.ts";
 import { createDataset } from "./api/dataset.ts";
 import { apiEndpoints, ceilingEndpoints, type Endpoint } from "./api/endpoints.ts";
+import { measureExportOnReplica } from "./api/exportOnReplica.ts";
 import type { LoadRequest, LoadResult } from "./api/loadWorker.ts";
 import { type ExportMeasure, measureExport } from "./api/measureExport.ts";
 import type { StandInSetup } from "./api/rpcStandIn.ts";
 import { seedDatabase, verifySeed } from "./api/seed.ts";
 
 /**
- * Issue 20: the 200,000-row export streams with the server's peak RSS under 300 MB. The server here shares its
- * process with the seeded database (memory:// by default), so what is judged is the RSS the export adds.
+ * Issue 20: the 200,000-row export streams with the server's peak RSS under 300 MB. The in-process server
+ * shares its process with the seeded database (memory:// by default), so there what is judged is the RSS the
+ * export adds; on PostgreSQL the export is also asked of a separate `protoscan start --role api` process,
+ * whose peak RSS is judged whole (exportOnReplica.ts).
  */
 const EXPORT_RSS_TARGET_MB = 300;
 
@@ -357,6 +360,7 @@ async function main(): Promise<void> {
   // The CSV export of XPT's transfers (SPEC §10.4; 200,000 rows on the default dataset): one request,
   // streamed, timed, RSS sampled.
   let exported: ExportMeasure | null = null;
+  let exportedOnReplica: ExportMeasure | null = null;
   if (!args.only || args.only.some((k) => "export".includes(k))) {
     const path = `/api/tokens/${BENCH_TOKENS.XPT.address}/events.csv`;
     exported = await measureExport(origin, path);
@@ -368,6 +372,20 @@ async function main(): Promise<void> {
         `while streaming (${growth <= EXPORT_RSS_TARGET_MB ? "PASS" : "MISS"} <= ${EXPORT_RSS_TARGET_MB} MB; the ` +
         "server's RSS before holds the seeded database, in this process)",
     );
+    // On PostgreSQL, the same request to a server of its own, as a user runs one: its peak is the target.
+    if (bench.url) {
+      exportedOnReplica = await measureExportOnReplica({
+        databaseUrl: bench.url,
+        configFile: apiBenchConfigFile(`http://127.0.0.1:${rpcPort}`),
+        path,
+      });
+      const r = exportedOnReplica;
+      out(
+        `  the same export from a separate \`protoscan start --role api\` process: ${r.rows} rows in ${r.seconds.toFixed(2)} s ` +
+          `(${r.rowsPerSecond.toFixed(0)} rows/s); its RSS ${r.rssBeforeMb.toFixed(0)} MB before, peak ${r.peakRssMb.toFixed(0)} MB ` +
+          `(${r.peakRssMb <= EXPORT_RSS_TARGET_MB ? "PASS" : "MISS"} <= ${EXPORT_RSS_TARGET_MB} MB)`,
+      );
+    }
   }
 
   const verdicts = judge(medianOfRounds(rounds));
@@ -389,6 +407,7 @@ async function main(): Promise<void> {
           dataset: datasetLine,
           args,
           export: exported,
+          exportOnReplica: exportedOnReplica,
           results: verdicts.map((v) => ({
             key: v.measured.endpoint.key,
             label: v.measured.endpoint.label,

@@ -56,6 +56,11 @@ const DISPERSE_ABI = parseAbi([
  * poller waits 5 minutes (the data is seeded, not indexed).
  */
 export function apiBenchConfig(rpcUrl: string): Config {
+  return resolveConfig(apiBenchConfigFile(rpcUrl), null);
+}
+
+/** The file form of {@link apiBenchConfig}: what a separate `protoscan start` of the benchmark is given. */
+export function apiBenchConfigFile(rpcUrl: string): ConfigFile {
   const uniswap = loadUniswapArtifacts();
   const demo = demoConfigFile(
     {
@@ -91,5 +96,5 @@ export function apiBenchConfig(rpcUrl: string): Config {
       },
     ],
   };
-  return resolveConfig(file, null);
+  return file;
 }

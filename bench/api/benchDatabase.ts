@@ -8,6 +8,8 @@ export type BenchDatabase = {
   database: Database;
   /** what was measured, for the report: `PGlite memory://`, `PGlite on disk (<dir>)`, `PostgreSQL 15.x` */
   description: string;
+  /** on PostgreSQL, the benchmark database's URL (another process may open it); null on PGlite */
+  url: string | null;
   /** close it; on PostgreSQL also drop the benchmark's database */
   cleanup(): Promise<void>;
 };
@@ -26,7 +28,7 @@ export async function openBenchDatabase(options: {
     const database = await createDatabase({ dataDir, logger: options.logger });
     await migrate(database);
     const where = dataDir === "memory://" ? "memory://" : `on disk (${dataDir})`;
-    return { database, description: `PGlite ${where}`, cleanup: () => database.close() };
+    return { database, description: `PGlite ${where}`, url: null, cleanup: () => database.close() };
   }
   const name = `protoscan_bench_${randomBytes(4).toString("hex")}`;
   await admin(options.serverUrl, `CREATE DATABASE "${name}"`);
@@ -45,6 +47,7 @@ export async function openBenchDatabase(options: {
   return {
     database,
     description: `PostgreSQL ${version} (fresh database ${name}, pool of 10)`,
+    url: url.toString(),
     async cleanup() {
       await database.close();
       await drop();

@@ -22,6 +22,11 @@ export function fakeHash(name: string): Hex {
   return `0x${createHash("sha256").update(`protoscan-bench:${name}`).digest("hex")}`;
 }
 
+/** The hash of the dataset's block `n` (the RPC stand-in answers `eth_getBlockByNumber` with it too). */
+export function benchBlockHash(n: number): Hex {
+  return fakeHash(`block ${n}`);
+}
+
 const checksums = new Map<string, string>();
 
 /** EIP-55 form, memoized: the generator checksums the same 50,000 addresses hundreds of thousands of times. */

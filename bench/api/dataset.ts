@@ -4,7 +4,16 @@ import type { IndexedLog, IndexedTransaction, IndexedTransfer } from "../../src/
 import type { BlockRow } from "../../src/store/commitBatch.ts";
 import { mulberry32 } from "../../test/helpers/faultsRandom.ts";
 import { BENCH_TOKENS, benchAddress, BENCH_CONTRACTS as C } from "./apiBenchConfig.ts";
-import { cs, depositedLog, fakeHash, swapLog, syncLog, transferRecords, ZERO } from "./chainRecords.ts";
+import {
+  benchBlockHash,
+  cs,
+  depositedLog,
+  fakeHash,
+  swapLog,
+  syncLog,
+  transferRecords,
+  ZERO,
+} from "./chainRecords.ts";
 import { createExpectations, type Expectations } from "./expectations.ts";
 
 export type DatasetOptions = {
@@ -198,7 +207,7 @@ export function createDataset(options: DatasetOptions): Dataset {
     return activity();
   };
 
-  const blockHash = (n: number): Hex => fakeHash(`block ${n}`);
+  const blockHash = benchBlockHash;
   const blockTime = (n: number) => new Date(endMs - (lastBlock - n) * blockSeconds * 1000);
 
   function* batches(): Generator<DatasetBatch> {

@@ -11,14 +11,18 @@ export type ExportMeasure = {
 
 /**
  * GET `origin + path` and read the CSV as it streams, counting its rows (CRLF-terminated records after the
- * header; the bench's fields hold no line breaks), while sampling this process's RSS: the server runs here,
- * and the client keeps only the current chunk.
+ * header; the bench's fields hold no line breaks), while sampling the server's RSS with `serverRssMb` (by
+ * default this process's: the server runs here, and the client keeps only the current chunk).
  */
-export async function measureExport(origin: string, path: string): Promise<ExportMeasure> {
-  const rssBefore = process.memoryUsage.rss();
+export async function measureExport(
+  origin: string,
+  path: string,
+  serverRssMb: () => number = () => process.memoryUsage.rss() / 2 ** 20,
+): Promise<ExportMeasure> {
+  const rssBefore = serverRssMb();
   let peak = rssBefore;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
+    peak = Math.max(peak, serverRssMb());
   }, 20);
   const started = performance.now();
   try {
@@ -35,15 +39,15 @@ export async function measureExport(origin: string, path: string): Promise<Expor
       for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
     }
     const seconds = (performance.now() - started) / 1000;
-    peak = Math.max(peak, process.memoryUsage.rss());
+    peak = Math.max(peak, serverRssMb());
     const rows = Math.max(0, lines - 1);
     return {
       rows,
       bytes,
       seconds,
       rowsPerSecond: rows / seconds,
-      rssBeforeMb: rssBefore / 2 ** 20,
-      peakRssMb: peak / 2 ** 20,
+      rssBeforeMb: rssBefore,
+      peakRssMb: peak,
     };
   } finally {
     clearInterval(sampler);

@@ -1,12 +1,14 @@
 /**
  * A stand-in Ethereum node for `npm run bench:api`: the few JSON-RPC methods the API reads live from the node
  * (SPEC §4: the address view's `eth_getBalance` / `eth_getCode`, `totalSupply()` behind the token detail and
- * holders' `share`, the head behind the indexer section), answered from the seeded data, single or batched
+ * holders' `share`, the head behind the indexer section, and the stored head's hash that `protoscan start`
+ * checks before serving (`eth_getBlockByNumber`)), answered from the seeded data, single or batched
  * as in the JSON-RPC 2.0 spec. It runs in a process of its own, started by the benchmark (`--import tsx`),
  * and reports its port over IPC.
  */
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
+import { benchBlockHash } from "./chainRecords.ts";
 
 export type StandInSetup = {
   chainId: number;
@@ -35,6 +37,18 @@ function answer(setup: StandInSetup, call: RpcCall): object {
       // A stable balance per address: some ether and wei, different for every address.
       const digest = createHash("sha256").update(address).digest();
       return ok(hex(digest.readBigUInt64BE(0) * 1000n));
+    }
+    case "eth_getBlockByNumber": {
+      // The seeded blocks' headers, without transactions: what the start-up check compares is the hash.
+      const n = typeof params[0] === "string" && params[0].startsWith("0x") ? Number(params[0]) : setup.head;
+      if (!(n <= setup.head)) return ok(null);
+      return ok({
+        number: hex(BigInt(n)),
+        hash: benchBlockHash(n),
+        parentHash: benchBlockHash(n - 1),
+        timestamp: "0x0",
+        transactions: [],
+      });
     }
     case "eth_getCode":
       return ok(setup.contracts.includes(address) ? "0x6080604052348015600f57600080fd5b50" : "0x");

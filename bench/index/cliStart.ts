@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { findFreePort } from "../../src/demo/anvil.ts";
 import { demoConfigFile, writeDemoConfig } from "../../src/demo/demoConfig.ts";
 import { NonRetryableError } from "../../src/internal/errors.ts";
+import { processTreeRssMb } from "../_shared/processTreeRss.ts";
 import type { StartPhaseName } from "./benchArgs.ts";
 import type { BenchChain } from "./buildChain.ts";
-import { processTreeRssMb } from "./processTreeRss.ts";
 
 /** What a user meets on a first `npm start`: one run of the start phases of `npm run bench:index`. */
 export type StartResult = {
