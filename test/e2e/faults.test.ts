@@ -6,6 +6,7 @@ import {
   INFURA_RATE,
   QUICKNODE_RANGE,
 } from "../../src/chain/_test/providerMessages.ts";
+import { FIRST_RANGE_BLOCKS } from "../../src/chain/logRange.ts";
 import type { DemoDeployment } from "../../src/demo/deploy.ts";
 import {
   expectStoreExact,
@@ -105,7 +106,19 @@ describe("indexer through a faulty RPC provider", () => {
     expect(proxy.calls.filter((c) => c.fault !== undefined)).toEqual([]);
 
     const { computeUnits, requests } = run.pipeline.chain.stats();
-    expect(requests.eth_getLogs).toBe(1);
+    // A first start reads FIRST_RANGE_BLOCKS, then (few logs: src/chain/logRange.ts) the rest in one range.
+    const ranges = proxy.calls
+      .filter((c) => c.method === "eth_getLogs")
+      .map((c) => {
+        const [filter] = c.params as [{ fromBlock: string; toBlock: string }];
+        return [Number(filter.fromBlock), Number(filter.toBlock)];
+      });
+    expect(head - deployment.startBlock + 1).toBeGreaterThan(FIRST_RANGE_BLOCKS);
+    expect(ranges).toEqual([
+      [deployment.startBlock, deployment.startBlock + FIRST_RANGE_BLOCKS - 1],
+      [deployment.startBlock + FIRST_RANGE_BLOCKS, head],
+    ]);
+    expect(requests.eth_getLogs).toBe(2);
     expect(computeUnits / count).toBeLessThanOrEqual(50);
   });
 
