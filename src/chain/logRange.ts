@@ -75,8 +75,8 @@ export function createLogRangeController(options: {
   const maxChunk = BigInt(options.maxChunk);
   const maxLogs = BigInt(options.maxLogs ?? LOGS_PER_RANGE);
   let chunk = maxChunk;
-  /** the blocks the last response's density allows */
   const firstChunk = BigInt(Math.min(options.firstChunk ?? FIRST_RANGE_BLOCKS, options.maxChunk));
+  /** the blocks the last response's density allows (`firstChunk` before any response) */
   let dense = firstChunk;
   const grown = () => (chunk * 2n < maxChunk ? chunk * 2n : maxChunk);
   const capped = (span: bigint) => (span < dense ? span : dense);
