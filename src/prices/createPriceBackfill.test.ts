@@ -104,6 +104,15 @@ describe.each(["alchemy", "defillama"] as const)("createPriceBackfill (%s)", (ki
     );
   });
 
+  test("behavior: filling() stays true while the step after a stored chunk runs", async () => {
+    const backfill = createPriceBackfill(testCommon(config(kind)), { db, now: () => NOW, minIntervalMs: 0 })!;
+    expect(await backfill.step()).toBe(true);
+    const running = backfill.step();
+    expect(backfill.filling()).toBe(true);
+    expect(await running).toBe(true);
+    expect(backfill.filling()).toBe(true);
+  });
+
   test("behavior: a new instance resumes from the stored progress; later hours are fetched as time passes", async () => {
     const first = createPriceBackfill(testCommon(config(kind)), { db, now: () => NOW, minIntervalMs: 0 })!;
     expect(await first.step()).toBe(true);

@@ -114,7 +114,19 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
   }
 
   async function step(): Promise<boolean> {
-    lastStored = false;
+    // `lastStored` keeps the last step's answer while this one runs (filling() between two chunks is true).
+    lastFailed = false;
+    let stored = false;
+    try {
+      stored = await stepOnce();
+    } finally {
+      lastStored = stored;
+    }
+    return stored || lastFailed;
+  }
+
+  /** One step; true when it stored a chunk. */
+  async function stepOnce(): Promise<boolean> {
     const indexedSince = await getIndexedSince(deps.db);
     nothingIndexed = indexedSince === null;
     if (!indexedSince) return false;
@@ -139,7 +151,7 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
         { token: next.token, error: errorMessage(error) },
         "price history not fetched; retrying later",
       );
-      return true;
+      return false;
     }
     failed.delete(next.token);
     const points = quotes
@@ -166,7 +178,6 @@ export function createPriceBackfill(common: Common, deps: PriceBackfillDeps): Pr
       },
       "price history fetched",
     );
-    lastStored = true;
     return true;
   }
 
