@@ -403,12 +403,17 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
 
     const head = await headNow();
     await waitCaughtUp(w, head, 180_000);
-    // A transaction only track-tx stored (polling does not scan it) that a reorg rollback removed with its block
-    // is stored again by the track watcher (docs/reliability.md): wait until the API shows each of them, as it
-    // shows every announced one below, before the store is read.
+    // A transaction only track-tx stored (polling does not scan it) that a reorg rollback removed with its
+    // still-canonical block is stored again by the track watcher (docs/reliability.md): wait until the API shows
+    // each one the chain still has, as it shows every announced one below, before the store is read. (One a
+    // reorg dropped from the chain is expected nowhere.)
     const tracked = Date.now() + 120_000;
     for (const hash of sideStored) {
-      while (Date.now() < tracked && !(await isStored(await w.url(), hash))) await sleep(250);
+      const mined = await chain.getTransactionReceipt({ hash: hash as Hex }).then(
+        () => true,
+        () => false,
+      );
+      while (mined && Date.now() < tracked && !(await isStored(await w.url(), hash))) await sleep(250);
     }
     let store: Database;
     if (server) {
