@@ -7,6 +7,11 @@ import type { HubEvent, HubSource, PreparedEvent } from "./createHub.ts";
 import { eventTopics } from "./eventTopics.ts";
 import { serializeEventData, type TransactionJsonOf } from "./serverMessages.ts";
 
+/** A queued event: an ingest transaction to value, with its topics, or an event that passes through as it is. */
+type Queued =
+  | { event: Extract<IngestEvent, { type: "transaction" }>; topics: string[] }
+  | { event: HubEvent; topics?: undefined };
+
 /**
  * The events of `source` with their transactions valued at block time (SPEC §10.2), for the WebSocket hub:
  * each transaction event of this process becomes a prepared event whose data carries `valueUsd` like
@@ -26,24 +31,19 @@ export function valueEvents(
     ((topics: readonly string[]) => boolean) | undefined
   >();
   let unsubscribe: (() => void) | undefined;
-  let queue: HubEvent[] = [];
+  let queue: Queued[] = [];
   let running = false;
 
   const emit = (event: HubEvent) => {
     for (const listener of listeners.keys()) listener(event);
   };
-  const wanted = (event: HubEvent): boolean => {
-    if ("prepared" in event || event.type !== "transaction") return true;
-    const topics = eventTopics(event);
+  const wanted = (topics: readonly string[]): boolean => {
     for (const wants of listeners.values()) if (!wants || wants(topics)) return true;
     return false;
   };
 
-  async function valueBatch(batch: HubEvent[]): Promise<void> {
-    const ingest = batch.filter(
-      (e): e is Extract<IngestEvent, { type: "transaction" }> =>
-        !("prepared" in e) && e.type === "transaction",
-    );
+  async function valueBatch(batch: Queued[]): Promise<void> {
+    const ingest = batch.flatMap((q) => (q.topics ? [q.event] : []));
     let values = new Map<string, TransactionValue>();
     try {
       values = await deps.value(
@@ -55,15 +55,16 @@ export function valueEvents(
     } catch (error) {
       deps.logger.warn({ error: errorMessage(error) }, "transactions sent without USD values");
     }
-    for (const event of batch) {
-      if ("prepared" in event || event.type === "removed") {
-        emit(event);
+    for (const queued of batch) {
+      if (!queued.topics) {
+        emit(queued.event);
         continue;
       }
+      const { event, topics } = queued;
       const prepared: PreparedEvent = {
         type: "transaction",
         prepared: true,
-        topics: eventTopics(event),
+        topics,
         data: serializeEventData(
           event,
           deps.transactionJson,
@@ -90,8 +91,13 @@ export function valueEvents(
   }
 
   const onEvent = (event: HubEvent) => {
-    if (!wanted(event)) return;
-    queue.push(event);
+    if ("prepared" in event || event.type !== "transaction") queue.push({ event });
+    else {
+      // Its topics, computed once: asked of the listeners now, sent with the prepared event later.
+      const topics = eventTopics(event);
+      if (!wanted(topics)) return;
+      queue.push({ event, topics });
+    }
     if (!running) void run();
   };
 
