@@ -207,7 +207,6 @@ export function createDataset(options: DatasetOptions): Dataset {
     return activity();
   };
 
-  const blockHash = benchBlockHash;
   const blockTime = (n: number) => new Date(endMs - (lastBlock - n) * blockSeconds * 1000);
 
   function* batches(): Generator<DatasetBatch> {
@@ -217,7 +216,7 @@ export function createDataset(options: DatasetOptions): Dataset {
       const transactions: IndexedTransaction[] = [];
       for (let n = from; n <= to; n++) {
         const timestamp = blockTime(n);
-        blocks.push({ number: n, hash: blockHash(n), parentHash: blockHash(n - 1), timestamp });
+        blocks.push({ number: n, hash: benchBlockHash(n), parentHash: benchBlockHash(n - 1), timestamp });
         for (let index = 0; index < perBlock; index++) {
           const i = (n - FIRST_BLOCK) * perBlock + index;
           if (i >= options.transactions) break;
@@ -230,7 +229,7 @@ export function createDataset(options: DatasetOptions): Dataset {
           const tx: IndexedTransaction = {
             hash: fakeHash(`tx ${i}`),
             blockNumber: n,
-            blockHash: blockHash(n),
+            blockHash: benchBlockHash(n),
             transactionIndex: index,
             blockTimestamp: timestamp,
             from: c.from,

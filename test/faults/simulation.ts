@@ -407,14 +407,22 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     // still-canonical block is stored again by the track watcher (docs/reliability.md): wait until the API shows
     // each one the chain still has, as it shows every announced one below, before the store is read. (One a
     // reorg dropped from the chain is expected nowhere.)
-    const tracked = Date.now() + 120_000;
+    /** Wait until the API shows each of `hashes`, at most 120 s for all of them. */
+    const untilShown = async (hashes: Iterable<string>) => {
+      const deadline = Date.now() + 120_000;
+      for (const hash of hashes) {
+        while (Date.now() < deadline && !(await isStored(await w.url(), hash))) await sleep(250);
+      }
+    };
+    const canonical: string[] = [];
     for (const hash of sideStored) {
       const mined = await chain.getTransactionReceipt({ hash: hash as Hex }).then(
         () => true,
         () => false,
       );
-      while (mined && Date.now() < tracked && !(await isStored(await w.url(), hash))) await sleep(250);
+      if (mined) canonical.push(hash);
     }
+    await untilShown(canonical);
     let store: Database;
     if (server) {
       store = await createDatabase({ databaseUrl: server.url, logger: createSilentLogger(), poolSize: 2 });
@@ -428,11 +436,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
     } else {
       // PGlite serves one process, so its inbox is read once it is stopped. First wait until the API shows
       // every announced transaction (a delivery claimed by a killed process waits for its 60 s lease).
-      const announced = new Set([...acked].flatMap((x) => x.hashes.map((h) => h.toLowerCase())));
-      const shownDeadline = Date.now() + 120_000;
-      for (const hash of announced) {
-        while (Date.now() < shownDeadline && !(await isStored(await w.url(), hash))) await sleep(250);
-      }
+      await untilShown(new Set([...acked].flatMap((x) => x.hashes.map((h) => h.toLowerCase()))));
       // Deliveries it had not finished are processed after a restart (SPEC §3.2): the next round checks.
       for (let round = 0; ; round++) {
         await w.stop();
