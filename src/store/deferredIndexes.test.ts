@@ -21,7 +21,7 @@ import {
 import { INGEST_LOCK_KEY } from "./ingestTransaction.ts";
 import { removeBlocks } from "./removeBlocks.ts";
 import * as schema from "./schema.ts";
-import { getTransactionSummary } from "./transactionSummaries.ts";
+import { getTransactionSummaries } from "./transactionSummaries.ts";
 
 /** name -> definition of every index of the four ingest tables, as PostgreSQL reports them. */
 async function ingestIndexes(db: Db): Promise<Record<string, string>> {
@@ -95,10 +95,10 @@ describe("deferredIndexes", () => {
       deltaTokens: new Set(),
     });
     expect(inserted).toHaveLength(2);
-    expect((await getTransactionSummary(db, hash(2)))?.tx.blockNumber).toBe(2);
+    expect((await getTransactionSummaries(db, [hash(2)]))[0]?.tx.blockNumber).toBe(2);
     const { removed } = await removeBlocks(db, { after: 1 }, new Set());
     expect(removed.map((r) => r.hash)).toEqual([hash(2)]);
-    expect(await getTransactionSummary(db, hash(2))).toBeNull();
+    expect(await getTransactionSummaries(db, [hash(2)])).toEqual([]);
 
     expect(await buildDeferredIndexes(db)).toEqual(DEFERRABLE_INDEXES);
     expect(await listDeferredIndexes(db)).toEqual([]);
@@ -106,7 +106,7 @@ describe("deferredIndexes", () => {
     // Building again is a no-op; so is the migration-time build with nothing deferred.
     expect(await buildDeferredIndexes(db)).toEqual([]);
     expect(await buildDeferredIndexesBeforeMigrating(db)).toEqual([]);
-    expect((await getTransactionSummary(db, hash(1)))?.tx.fromAddress).toBe(ALICE.toLowerCase());
+    expect((await getTransactionSummaries(db, [hash(1)]))[0]?.tx.fromAddress).toBe(ALICE.toLowerCase());
   });
 
   test("error: an index built by hand meanwhile is kept, and its row is cleared", async () => {

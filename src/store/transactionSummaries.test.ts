@@ -11,7 +11,7 @@ import type { Db } from "./createDatabase.ts";
 import { readEventDetails } from "./outbox.ts";
 import { getProtocolTransactions } from "./protocolReads.ts";
 import { getRecentTransactions, getTransaction } from "./transactionReads.ts";
-import { getTransactionSummary, type TransactionSummary } from "./transactionSummaries.ts";
+import { getTransactionSummaries, type TransactionSummary } from "./transactionSummaries.ts";
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as const;
 const blockHash = (n: number) => `0x${(1000 + n).toString(16).padStart(64, "0")}` as const;
@@ -81,6 +81,9 @@ describe("transactionSummaries", () => {
     await tdb?.cleanup();
   });
 
+  const getTransactionSummary = async (db: Db, txHash: string) =>
+    (await getTransactionSummaries(db, [txHash]))[0] ?? null;
+
   test("default: one statement, the decoded events and the transfers of the stored rows, amounts exact", async () => {
     const queries = await captureQueries(tdb.database, () => getTransactionSummary(db, hash(7)));
     expect(queries).toHaveLength(1);
@@ -89,6 +92,15 @@ describe("transactionSummaries", () => {
     expect(summary?.logs.map((l) => l.eventName).sort()).toEqual(["Transfer", "Transfer", "Transfer"]);
     expect(summary?.transfers.find((t) => t.logIndex === 3)?.amount).toBe(maxUint256);
     expect(await getTransactionSummary(db, hash(999))).toBeNull();
+  });
+
+  test("default: several hashes (one not stored) are read in one statement, each as when read alone", async () => {
+    const asked = [hash(7), hash(999), hash(3), hash(7)];
+    const queries = await captureQueries(tdb.database, () => getTransactionSummaries(db, asked));
+    expect(queries).toHaveLength(1);
+    const found = await getTransactionSummaries(db, asked);
+    expect(found.map((s) => s.tx.hash).sort()).toEqual([hash(3), hash(7)].sort());
+    for (const summary of found) expect(summary).toEqual(await getTransactionSummary(db, summary.tx.hash));
   });
 
   test("default: list reads are one statement each and match the stored rows, newest first", async () => {

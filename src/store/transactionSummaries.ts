@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
 import { logs, tokenTransfers, transactions } from "./schema.ts";
 import type { LogRow, TransactionRow, TransferRow } from "./transactionReads.ts";
@@ -95,7 +95,8 @@ function json<T>(value: T | string): T {
 /**
  * The by-hash query, built once per database and prepared: Drizzle builds its SQL once instead of per request,
  * and node-postgres names it, so each pooled connection parses and plans it once. It is the one read the API
- * cannot serve from a cache when hashes are cold (every request a new hash).
+ * cannot serve from a cache when hashes are cold (every request a new hash); the API asks it for the hashes
+ * of concurrent requests together (`createBatchLoader`).
  */
 const byHashQueries = new WeakMap<Db, ReturnType<typeof prepareByHash>>();
 
@@ -103,17 +104,23 @@ function prepareByHash(db: Db) {
   return db
     .select(summaryFields())
     .from(transactions)
-    .where(eq(transactions.hash, sql.placeholder("hash")))
-    .prepare("protoscan_tx_by_hash");
+    .where(sql`${transactions.hash} = any(${sql.placeholder("hashes")}::text[])`)
+    .prepare("protoscan_txs_by_hash");
 }
 
-/** One stored transaction by hash (any case) as the API shows it, in one statement; null when not stored. */
-export async function getTransactionSummary(db: Db, hash: string): Promise<TransactionSummary | null> {
+/**
+ * Stored transactions by hash (any case) as the API shows them, in one statement whatever their number; a hash
+ * not stored has no summary. In no particular order.
+ */
+export async function getTransactionSummaries(
+  db: Db,
+  hashes: readonly string[],
+): Promise<TransactionSummary[]> {
   let query = byHashQueries.get(db);
   if (!query) {
     query = prepareByHash(db);
     byHashQueries.set(db, query);
   }
-  const [row] = await query.execute({ hash: hash.toLowerCase() });
-  return row ? toSummary(row) : null;
+  const rows = await query.execute({ hashes: hashes.map((hash) => hash.toLowerCase()) });
+  return rows.map(toSummary);
 }

@@ -13,7 +13,7 @@ import { ALICE, BOB } from "../../realtime/_test/fixtures.ts";
 import { commitBatch } from "../../store/commitBatch.ts";
 import { insertPricePoints } from "../../store/priceHistoryReads.ts";
 import { removeBlocks } from "../../store/removeBlocks.ts";
-import { getTransactionSummary } from "../../store/transactionSummaries.ts";
+import { getTransactionSummaries } from "../../store/transactionSummaries.ts";
 import { toTransactionsJson } from "../toTransactionJson.ts";
 import { blockHash, hash, header, openRouteApps, type RouteApps, tx } from "./_test/routeApps.ts";
 
@@ -55,13 +55,26 @@ describe("response caches of the transaction routes (with events)", () => {
     expect((await cached.inject({ url: `/api/tx/${hash(9)}` })).statusCode).toBe(404);
   });
 
+  test("behavior: concurrent reads of cold hashes (repeated, any case, one missing) are answered as one at a time", async () => {
+    const urls = [hash(1), hash(2), hash(9), hash(1), `0x${hash(2).slice(2).toUpperCase()}`].map(
+      (h) => `/api/tx/${h}`,
+    );
+    const sequential = [];
+    for (const url of urls) sequential.push(await uncached.inject({ url }));
+    const concurrent = await Promise.all(urls.map((url) => uncached.inject({ url })));
+    expect(concurrent.map((r) => r.statusCode)).toEqual([200, 200, 404, 200, 200]);
+    expect(concurrent.map((r) => r.body)).toEqual(sequential.map((r) => r.body));
+    expect(concurrent[0]!.json()).toMatchObject({ txHash: hash(1) });
+    expect(concurrent[4]!.json()).toMatchObject({ txHash: hash(2) });
+  });
+
   test("default: the kept bytes are the Transaction freshly built from the stored rows, field by field (SPEC §4)", async () => {
     const url = `/api/tx/${hash(2)}`;
     await cached.inject({ url }); // built and kept
     const hit = await cached.inject({ url });
     expect(hit.statusCode).toBe(200);
     expect(hit.headers["content-type"]).toBe("application/json; charset=utf-8");
-    const summary = await getTransactionSummary(tdb.database.db, hash(2));
+    const [summary] = await getTransactionSummaries(tdb.database.db, [hash(2)]);
     const common = testCommon(config);
     const valuer = createTransactionValuer(config, createPriceHistory(common, { db: tdb.database.db }));
     const [fresh] = await toTransactionsJson([summary!], tokensByAddress(config), valuer);

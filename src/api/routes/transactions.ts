@@ -1,8 +1,9 @@
 import Type from "typebox";
 import { tokensByAddress } from "../../config/tokensByAddress.ts";
 import type { Common } from "../../internal/common.ts";
+import { createBatchLoader } from "../../internal/createBatchLoader.ts";
 import { getRecentTransactions } from "../../store/transactionReads.ts";
-import { getTransactionSummary } from "../../store/transactionSummaries.ts";
+import { getTransactionSummaries } from "../../store/transactionSummaries.ts";
 import type { RouteApp, RouteDeps } from "../appDeps.ts";
 import { cachedReply } from "../cache/cachedReply.ts";
 import { createEventCache } from "../cache/createEventCache.ts";
@@ -19,6 +20,12 @@ import { toTransactionsJson } from "../toTransactionJson.ts";
 export const TX_CACHE_BYTES = 16 * 2 ** 20;
 /** Bytes of recent-transaction lists kept (a page of 100 is about 200 KB; 25, the default, about 50 KB). */
 export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
+
+/**
+ * Hashes read and valued together at most: the cache misses of concurrent `GET /api/tx/:hash` requests share
+ * one summary query and one `pricesAt` (`createBatchLoader`).
+ */
+export const TX_BATCH = 100;
 
 /**
  * `GET /api/tx/:hash` and `GET /api/transactions/recent` (SPEC §4 rows 5 and 6). With `deps.events`, their
@@ -44,6 +51,14 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
     emptiedBy: "any",
     alsoChangedBy,
   });
+  const transactionJson = createBatchLoader(
+    async (hashes: readonly string[]) => {
+      const found = await getTransactionSummaries(db, hashes);
+      const jsons = await toTransactionsJson(found, tokens, deps.valueTransactions);
+      return new Map(found.map((summary, i) => [summary.tx.hash, jsons[i]!]));
+    },
+    { maxBatch: TX_BATCH },
+  );
 
   app.get(
     "/api/tx/:hash",
@@ -59,10 +74,9 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
       return cachedReply(reply, byHash, hash, async () => {
-        const found = await getTransactionSummary(db, hash);
-        if (!found) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
-        const [json] = await toTransactionsJson([found], tokens, deps.valueTransactions);
-        return json!;
+        const json = await transactionJson(hash);
+        if (!json) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
+        return json;
       });
     },
   );
