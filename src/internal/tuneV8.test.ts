@@ -35,18 +35,43 @@ console.log(JSON.stringify({ peakMb: peak / 1048576, live: live.length }));
 `;
 
 /**
- * Compiles and calls a WebAssembly function (an i32 add) and asks V8 which tier compiled it: `true` when its
- * baseline compiler (Liftoff) did.
+ * Compiles a WebAssembly function (an i32 add), calls it until it is hot (a million calls per round, up to
+ * `rounds` rounds, time for a background compilation in between) and asks V8 which tier compiled it: `true`
+ * while its baseline compiler (Liftoff) did.
  */
-const WASM_TIER = `
+const WASM_TIER = (rounds: number) => `
 const { setFlagsFromString } = await import("node:v8");
 setFlagsFromString("--allow-natives-syntax");
 // (module (func (export "add") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add))
 const bytes = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 7, 1, 96, 2, 127, 127, 1, 127, 3, 2, 1, 0, 7, 7, 1, 3,
   97, 100, 100, 0, 0, 10, 9, 1, 7, 0, 32, 0, 32, 1, 106, 11]);
 const { instance } = await WebAssembly.instantiate(bytes);
-const sum = instance.exports.add(2, 3);
-console.log(JSON.stringify({ sum, liftoff: new Function("f", "return %IsLiftoffFunction(f)")(instance.exports.add) }));
+const add = instance.exports.add;
+const isLiftoff = new Function("f", "return %IsLiftoffFunction(f)");
+const sum = add(2, 3);
+const first = isLiftoff(add);
+let s = 0;
+for (let round = 0; round < ${rounds} && isLiftoff(add); round++) {
+  for (let i = 0; i < 1_000_000; i++) s = add(s, 1);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+console.log(JSON.stringify({ sum, first, hot: isLiftoff(add) }));
+`;
+
+/** PGlite's WebAssembly compiled whole, every function at once, with the flags `tuneV8` sets. */
+const COMPILE_PGLITE = `
+const { readFileSync } = await import("node:fs");
+const { createRequire } = await import("node:module");
+const path = await import("node:path");
+const dist = path.dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite"));
+const { setFlagsFromString } = await import("node:v8");
+setFlagsFromString("--no-wasm-lazy-compilation");
+const compiled = [];
+for (const file of ["pglite.wasm", "initdb.wasm"]) {
+  await WebAssembly.compile(readFileSync(path.join(dist, file)));
+  compiled.push(file);
+}
+console.log(JSON.stringify({ compiled }));
 `;
 
 describe("tuneV8", () => {
@@ -59,12 +84,20 @@ describe("tuneV8", () => {
     expect(tuned.peakMb).toBeLessThan(untuned.peakMb * 0.75);
   });
 
-  it("has WebAssembly compiled by the optimizing tier only, not by Liftoff first", async () => {
+  it("has WebAssembly compiled by Liftoff only, never tiered up to TurboFan however hot", async () => {
     const [tuned, untuned] = await Promise.all([
-      inChild<{ sum: number; liftoff: boolean }>(WASM_TIER, "tuned"),
-      inChild<{ sum: number; liftoff: boolean }>(WASM_TIER, "default"),
+      inChild<{ sum: number; first: boolean; hot: boolean }>(WASM_TIER(10), "tuned"),
+      inChild<{ sum: number; first: boolean; hot: boolean }>(WASM_TIER(100), "default"),
     ]);
-    expect(untuned).toEqual({ sum: 5, liftoff: true });
-    expect(tuned).toEqual({ sum: 5, liftoff: false });
+    // By default the hot function is compiled again by TurboFan (within 100 million calls).
+    expect(untuned).toEqual({ sum: 5, first: true, hot: false });
+    expect(tuned).toEqual({ sum: 5, first: true, hot: true });
+  });
+
+  it("compiles all of PGlite's WebAssembly with Liftoff alone (no function needs TurboFan)", async () => {
+    // With --liftoff-only, a function Liftoff cannot compile is a compile error instead of a TurboFan fallback.
+    expect(await inChild<{ compiled: string[] }>(COMPILE_PGLITE, "tuned")).toEqual({
+      compiled: ["pglite.wasm", "initdb.wasm"],
+    });
   });
 });

@@ -7,10 +7,12 @@ import { setFlagsFromString } from "node:v8";
  * next full collection waits until the old generation is up to four times what survived the last one. A
  * backfill allocates fast (every block, receipt and decoded transaction is garbage a moment later) over a
  * live set of about 50 MB, so the heap reached 250 MB and the process 430 MB before the first full
- * collection (`npm run bench:index`, PostgreSQL). At 50%, collections come sooner, each as short (the live set
- * is small), and peak RSS fell to 280 MB for about 5% more CPU. See docs/performance.md ("Memory").
+ * collection (`npm run bench:index`, PostgreSQL). At 50%, collections came sooner, each as short (the live set
+ * is small), and peak RSS fell to 280 MB for about 5% more CPU; at 25%, `npm start` through 20,000
+ * transactions peaked about 10 MB lower again, in the same time. See docs/performance.md ("Memory", "First
+ * start").
  */
-export const HEAP_GROWING_PERCENT = 50;
+export const HEAP_GROWING_PERCENT = 25;
 
 /**
  * The V8 settings protoscan runs with, for the rest of this process (all its threads: V8 flags are per
@@ -18,14 +20,19 @@ export const HEAP_GROWING_PERCENT = 50;
  * compiled; the benchmarks call it too, so that they measure what runs.
  *
  * - `--heap-growing-percent` (HEAP_GROWING_PERCENT): the old generation's growth between full collections.
- * - `--no-liftoff`: PGlite's WebAssembly (PostgreSQL) is compiled by V8's optimizing tier only, each
- *   function on its first call, instead of by the baseline tier first and again by the optimizing tier once
- *   it is hot. The second compilation's memory stays with the process after it: a PGlite backfill peaked
- *   50-60 MB lower (about 330 MB instead of 375-400) and used 0.3-0.5 CPU-s less; opening a data directory
- *   takes about 1 s longer, as PostgreSQL's start-up code is compiled optimized. docs/performance.md
- *   ("Memory"). On PostgreSQL (no WebAssembly) it changes nothing.
+ * - `--liftoff-only`: PGlite's WebAssembly (PostgreSQL) is compiled by V8's baseline tier (Liftoff) only, each
+ *   function on its first call, and never again by the optimizing tier (TurboFan). TurboFan's compilations
+ *   were most of the cost of opening a database and their memory stayed with the process: on `npm start`
+ *   through 20,000 transactions, against `--no-liftoff` (TurboFan only), `/healthz` came 1.5 s sooner
+ *   (3.3-3.8 → 1.5-2.2 s), the chain was indexed sooner (10.2-11.2 → 8.3-9.3 s) and the peak was no higher;
+ *   against V8's default (Liftoff, then TurboFan for hot functions), the peak was 50-60 MB lower at the same
+ *   speed. The cost: PostgreSQL's own work runs slower on its thread, which a backfill does not wait for
+ *   (the event loop is its busiest thread); `bench:api`'s seeding of 100,000 transactions took 180 s instead
+ *   of 167. V8 lists the flag among its testing flags: `tuneV8.test.ts` compiles all of PGlite's
+ *   WebAssembly with it, so a PGlite that Liftoff cannot compile fails the tests, not a user's start.
+ *   On PostgreSQL (no WebAssembly) it changes nothing. docs/performance.md ("First start").
  */
 export function tuneV8(): void {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  setFlagsFromString("--no-liftoff");
+  setFlagsFromString("--liftoff-only");
 }

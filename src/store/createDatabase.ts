@@ -144,7 +144,7 @@ async function openPglite(
   let client: PgliteClient;
   try {
     const started = performance.now();
-    if (template && onDisk) copyPgliteTemplate(template, dir);
+    if (template && onDisk) await copyPgliteTemplate(template, dir);
     else if (template) snapshot = new Blob([gunzipSync(await readFile(template.tarball))]);
     if (prepared?.fresh && !template) {
       // Creating a database (initdb) takes PGlite's WebAssembly memory to 800-900 MB, which a worker keeps

@@ -84,6 +84,10 @@ describe("PGlite template", () => {
       expect(await pendingMigrations(database)).toBe(0);
       expect(await migrate(database)).toEqual({ applied: 0 });
       expect(await schemaOf(database)).toEqual(slowSchema);
+      // PGlite's one database, without the template databases initdb made (buildPgliteTemplate.ts).
+      const databases = await database.db.execute<{ datname: string }>(sql`select datname from pg_database`);
+      expect(databases.rows).toEqual([{ datname: "postgres" }]);
+      expect(await readdir(path.join(dir, "base"))).toHaveLength(1);
       // Settings come from the start, not from the template: those of a data directory on disk.
       const pool = await database.db.execute<{ shared_buffers: string }>(sql`show shared_buffers`);
       expect(pool.rows).toEqual([{ shared_buffers: "16MB" }]);
