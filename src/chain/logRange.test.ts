@@ -32,26 +32,26 @@ describe("createLogRangeController", () => {
 
   test("behavior: a dense range sizes the next to about LOGS_PER_RANGE logs, down to one block", () => {
     const ranges = createLogRangeController({ maxChunk: 5000 });
-    // 4,500 logs in 100 blocks: 222 blocks would hold 9,990, but a range is at most twice the one before.
-    ranges.onLogs(4500, { fromBlock: 1n, toBlock: 100n });
+    // 2,250 logs in 100 blocks: 222 blocks would hold 4,995, but a range is at most twice the one before.
+    ranges.onLogs(2250, { fromBlock: 1n, toBlock: 100n });
     expect(ranges.rangeAfterSuccess(101n, 20_000n)).toEqual({ fromBlock: 101n, toBlock: 300n });
     ranges.onSuccess();
     expect(ranges.nextRange(101n, 20_000n)).toEqual({ fromBlock: 101n, toBlock: 300n });
-    // 9,000 in those 200: 222 blocks.
-    ranges.onLogs(9000, { fromBlock: 101n, toBlock: 300n });
+    // 4,500 in those 200: 222 blocks.
+    ranges.onLogs(4500, { fromBlock: 101n, toBlock: 300n });
     expect(ranges.nextRange(301n, 20_000n)).toEqual({ fromBlock: 301n, toBlock: 522n });
     // A burst: 48,000 logs in those 222 blocks.
     ranges.onLogs(48_000, { fromBlock: 301n, toBlock: 522n });
-    expect(ranges.nextRange(523n, 20_000n)).toEqual({ fromBlock: 523n, toBlock: 523n + 46n - 1n });
+    expect(ranges.nextRange(523n, 20_000n)).toEqual({ fromBlock: 523n, toBlock: 523n + 23n - 1n });
     // One block alone above the budget: one block at a time, never none.
     ranges.onLogs(3 * LOGS_PER_RANGE, { fromBlock: 600n, toBlock: 600n });
     expect(ranges.nextRange(601n, 20_000n)).toEqual({ fromBlock: 601n, toBlock: 601n });
     // Quieter: FIRST_RANGE_BLOCKS after a short range (a live poll of one block does not make the next
-    // catch-up crawl), then up to the density's 3,333 blocks for 3 logs a block.
+    // catch-up crawl), then up to the density's 1,666 blocks for 3 logs a block.
     ranges.onLogs(0, { fromBlock: 601n, toBlock: 601n });
     expect(ranges.nextRange(602n, 20_000n)).toEqual({ fromBlock: 602n, toBlock: 701n });
     ranges.onLogs(6000, { fromBlock: 1000n, toBlock: 2999n });
-    expect(ranges.nextRange(3000n, 20_000n)).toEqual({ fromBlock: 3000n, toBlock: 3000n + 3333n - 1n });
+    expect(ranges.nextRange(3000n, 20_000n)).toEqual({ fromBlock: 3000n, toBlock: 3000n + 1666n - 1n });
   });
 
   test("behavior: the density cap and a provider's refusal both apply, the smaller wins", () => {

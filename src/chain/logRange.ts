@@ -46,14 +46,16 @@ function spanOf(range: BlockRange): bigint {
 }
 
 /**
- * The logs one eth_getLogs response should hold at most: Alchemy's cap on a response of any block range (other
- * providers refuse more, or about as many), and the bound on what a backfill holds of a range at once. Parsed,
- * 10,000 logs are about 15 MB; a 5,000-block range of a busy protocol (48,000 logs in `npm run bench:index`
- * with `--count 20000`) raised the peak by 45 MB.
+ * The logs one eth_getLogs response should hold at most: the bound on what a backfill holds of a range at once,
+ * half of Alchemy's cap on a response of any block range (10,000; other providers refuse more, or about as
+ * many). Parsed, 10,000 logs are about 15 MB; a 5,000-block range of a busy protocol (48,000 logs in
+ * `npm run bench:index` with `--count 20000`) raised the peak by 45 MB. 5,000 instead of 10,000 (with commit
+ * groups of 500 transactions, src/indexer/indexRange.ts) took `npm start` on that chain from 234-239 to
+ * 214-218 MB, for 0.2-0.4 s more (docs/performance.md, "First start").
  */
-export const LOGS_PER_RANGE = 10_000;
+export const LOGS_PER_RANGE = 5_000;
 /**
- * The first range's blocks, before any response told the density: 100 blocks of 100 logs each still fit
+ * The first range's blocks, before any response told the density: 100 blocks of 50 logs each still fit
  * LOGS_PER_RANGE. On a sparse chain the ranges double from there to `maxChunk` (100, 200, … 5,000: six calls
  * more, once per start).
  */
