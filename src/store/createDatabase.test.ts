@@ -179,7 +179,7 @@ describe("createDatabase", () => {
       expect(first.label).toBe(`pglite:${dir}`);
       expect((await stat(dir)).isDirectory()).toBe(true);
       const pool = await first.db.execute<{ shared_buffers: string }>(sql`show shared_buffers`);
-      expect(pool.rows).toEqual([{ shared_buffers: "16MB" }]);
+      expect(pool.rows).toEqual([{ shared_buffers: "8MB" }]);
       const zero = await first.db.execute<{ wal_init_zero: string }>(sql`show wal_init_zero`);
       expect(zero.rows).toEqual([{ wal_init_zero: "off" }]);
       await migrate(first);

@@ -90,7 +90,7 @@ describe("PGlite template", () => {
       expect(await readdir(path.join(dir, "base"))).toHaveLength(1);
       // Settings come from the start, not from the template: those of a data directory on disk.
       const pool = await database.db.execute<{ shared_buffers: string }>(sql`show shared_buffers`);
-      expect(pool.rows).toEqual([{ shared_buffers: "16MB" }]);
+      expect(pool.rows).toEqual([{ shared_buffers: "8MB" }]);
       // The creation finished: no marker left, and the directory reopens as an existing database.
       expect(await readdir(dir)).not.toContain(".protoscan-creating");
     } finally {
