@@ -7,15 +7,15 @@
  * program (`npx protoscan`, a PATH install) keeps a plain `#!/usr/bin/env node` shebang: `env -S`, which
  * would pass options, is missing from BusyBox (Alpine images); there `NODE_OPTIONS` passes them.
  *
- * - `--max-semi-space-size=2`: V8's young generation at 2 MB per semi-space instead of up to 16. Short-lived
+ * - `--max-semi-space-size=4`: V8's young generation at 4 MB per semi-space instead of up to 16. Short-lived
  *   objects are collected sooner, and the old generation's limit (which counts the young generation) is
- *   lower. At 4 MB, a 10,000-transaction PGlite backfill peaked at 278-294 MB instead of 340-343, for about 5%
- *   more time; 2 MB took `npm start` through 5,054 transactions from 226-237 to 211-222 MB (protoscan alone,
- *   same time), and the API's cached answers about 5-10% more CPU (1 MB: 15%). docs/performance.md,
- *   "First start". Unlike the settings of `src/internal/tuneV8.ts`, V8 reads it only when the process starts,
- *   so it must be given to Node.
+ *   lower: a 10,000-transaction PGlite backfill peaked at 278-294 MB instead of 340-343, for about 5% more
+ *   time (docs/performance.md, "Memory"). 2 MB took a first start through 5,054 transactions 13 MB lower
+ *   again, but cost the API's cached answers 25-30% of their requests/s (`bench:api`, alternated; "First
+ *   start"): not taken. Unlike the settings of `src/internal/tuneV8.ts`, V8 reads it only when the process
+ *   starts, so it must be given to Node.
  */
-export const NODE_FLAGS = ["--max-semi-space-size=2"];
+export const NODE_FLAGS = ["--max-semi-space-size=4"];
 
 /**
  * The environment the npm scripts start protoscan with, before `exec node …` (`exec`: npm's shell is replaced
