@@ -1,5 +1,25 @@
 import { describe, expect, test } from "vitest";
-import { createBackfillMeter, formatEta, progressLine } from "./backfillProgress.ts";
+import { createBackfillMeter, formatCount, formatEta, progressLine } from "./backfillProgress.ts";
+
+describe("formatCount", () => {
+  it("rounds and groups thousands with commas, as en-US does", () => {
+    const cases: [number, string][] = [
+      [0, "0"],
+      [12, "12"],
+      [999.4, "999"],
+      [999.5, "1,000"],
+      [1000, "1,000"],
+      [1234567.6, "1,234,568"],
+      [20_000_000, "20,000,000"],
+    ];
+    for (const [value, text] of cases) {
+      expect(formatCount(value)).toBe(text);
+      expect(formatCount(value)).toBe(
+        new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 }).format(value),
+      );
+    }
+  });
+});
 
 describe("progressLine", () => {
   test("default: blocks done and to do, transactions per second, ETA", () => {

@@ -56,7 +56,14 @@ export function createBackfillMeter(minBlocks = BACKFILL_MIN_BLOCKS) {
   };
 }
 
-const COUNT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+/**
+ * `1234.6` → `1,235`. Not `Intl.NumberFormat`: creating one reads ICU's locale data, about 7 MB of the node
+ * binary's pages resident for the life of the process (docs/performance.md, "First start"), for a comma.
+ */
+export function formatCount(value: number): string {
+  const digits = Math.round(value).toString();
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
 
 /** `2m 05s`, `1h 02m`, `45s`; `--` while unknown. */
 export function formatEta(seconds: number | null): string {
@@ -69,9 +76,9 @@ export function formatEta(seconds: number | null): string {
 
 /** The live line: `backfill  1,234 blocks done · 5,678 to do · 42 tx/s · ETA 2m 13s`. */
 export function progressLine(f: BackfillFigures): string {
-  const rate = f.transactionsPerSecond === null ? "--" : COUNT.format(f.transactionsPerSecond);
+  const rate = f.transactionsPerSecond === null ? "--" : formatCount(f.transactionsPerSecond);
   return (
-    `backfill  ${COUNT.format(f.done)} blocks done · ${COUNT.format(f.toDo)} to do · ` +
+    `backfill  ${formatCount(f.done)} blocks done · ${formatCount(f.toDo)} to do · ` +
     `${rate} tx/s · ETA ${formatEta(f.etaSeconds)}`
   );
 }
