@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { createBackfillMeter, formatCount, formatEta, progressLine } from "./backfillProgress.ts";
 
 describe("formatCount", () => {
-  it("rounds and groups thousands with commas, as en-US does", () => {
+  test("rounds and groups thousands with commas, as en-US does", () => {
     const cases: [number, string][] = [
       [0, "0"],
       [12, "12"],
