@@ -17,7 +17,7 @@ export type StartResult = {
   indexedSeconds: number;
   /** `totalTransactions` of `/api/stats` then */
   transactions: number;
-  /** the highest sum of the RSS of npm, its shell and protoscan, sampled from /proc every 50 ms */
+  /** the highest sum of the RSS of npm, its shell and protoscan in MiB, sampled from /proc every 50 ms */
   peakTreeRssMb: number;
   /** with `--rounds`: the `indexedSeconds` of every round (this result is the median one) */
   rounds?: number[];

@@ -5,8 +5,11 @@ import type { StartResult } from "./cliStart.ts";
 export const START_TARGETS = {
   /** `npm start` to the first `GET /healthz` 200, on an empty database */
   healthzSeconds: 2.5,
-  /** the whole process tree, npm included, from start through the backfill */
-  peakTreeRssMb: 300,
+  /**
+   * the whole process tree, npm included, from start through the backfill: 300 MB, in the MiB (2^20 bytes) the
+   * RSS is measured in (286.1)
+   */
+  peakTreeRssMb: 300_000_000 / 2 ** 20,
 } as const;
 
 const LABELS: Record<StartResult["phase"], string> = {
@@ -24,7 +27,7 @@ export function medianStart(runs: readonly StartResult[]): StartResult {
 
 /** The first-start table and its target checks, as printed by `npm run bench:index`. */
 export function formatStartReport(results: readonly StartResult[]): string {
-  const head = ["first start", "s to /healthz", "s to indexed", "txs", "peak tree RSS MB"];
+  const head = ["first start", "s to /healthz", "s to indexed", "txs", "peak tree RSS MiB"];
   const rows = results.map((r) => [
     LABELS[r.phase],
     r.healthzSeconds.toFixed(2),
@@ -37,7 +40,7 @@ export function formatStartReport(results: readonly StartResult[]): string {
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")} |`;
   const checks = results.flatMap((r) => [
     check(r.phase, "s to /healthz", r.healthzSeconds, START_TARGETS.healthzSeconds),
-    check(r.phase, "peak tree RSS MB", r.peakTreeRssMb, START_TARGETS.peakTreeRssMb),
+    check(r.phase, "peak tree RSS MiB", r.peakTreeRssMb, START_TARGETS.peakTreeRssMb),
   ]);
   return [
     line(head),
@@ -54,5 +57,6 @@ export function formatStartReport(results: readonly StartResult[]): string {
 }
 
 function check(phase: string, target: string, value: number, limit: number): string {
-  return `  ${value <= limit ? "PASS" : "MISS"}  ${phase.padEnd(14)} ${target.padEnd(16)} ${value.toFixed(2)} <= ${limit}`;
+  const bound = Number.isInteger(limit) ? String(limit) : limit.toFixed(1);
+  return `  ${value <= limit ? "PASS" : "MISS"}  ${phase.padEnd(14)} ${target.padEnd(17)} ${value.toFixed(2)} <= ${bound}`;
 }
