@@ -57,7 +57,7 @@ export function createBackfillMeter(minBlocks = BACKFILL_MIN_BLOCKS) {
 }
 
 /**
- * `1234.6` → `1,235`. Not `Intl.NumberFormat`: creating one reads ICU's locale data, about 7 MB of the node
+ * `1234.6` → `1,235`. Not `Intl.NumberFormat`: creating one reads ICU's locale data, about 5 MB of the node
  * binary's pages resident for the life of the process (docs/performance.md, "First start"), for a comma.
  */
 export function formatCount(value: number): string {

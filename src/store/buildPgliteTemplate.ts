@@ -18,10 +18,10 @@ export const TEMPLATE_DATABASES = ["template1", "template0"] as const;
 /**
  * Build the migrated PGlite template of the current migrations in `cache` (scripts/build.js runs it at
  * `npm install`), unless it is there, and remove the templates of other fingerprints. A fresh cluster is
- * created in memory and migrated (the slow path, once), its template databases dropped (TEMPLATE_DATABASES), dumped as a gzipped tarball (`memory://` databases
- * load it), and loaded into a data directory on disk (new `DATA_DIR`s copy it). Built under a temporary name
- * and renamed into place: a build killed half-way leaves no template that looks whole, and two builds at once
- * both end with one.
+ * created in memory and migrated (the slow path, once), its template databases dropped (TEMPLATE_DATABASES),
+ * dumped as a gzipped tarball (`memory://` databases load it), and loaded into a data directory on disk (new
+ * `DATA_DIR`s copy it). Built under a temporary name and renamed into place: a build killed half-way leaves no
+ * template that looks whole, and two builds at once both end with one.
  *
  * @returns the template's folder and whether this call built it.
  */
