@@ -5,15 +5,7 @@ import type { Logger } from "../internal/logger.ts";
 import { createDatabase } from "./createDatabase.ts";
 import { DATA_DIR_LOCK_FILE } from "./dataDirLock.ts";
 import { migrate } from "./migrate.ts";
-import { pgliteTemplateFingerprint, pgliteTemplatePaths } from "./pgliteTemplate.ts";
-
-/**
- * The databases initdb makes beside `postgres` (the one PGlite opens): what `CREATE DATABASE` copies, which
- * protoscan never runs. The template leaves them out: they were 600 of its 1,100 files (15 of 44 MB), and
- * every new `DATA_DIR` copies the template's files, each copy mostly the system calls of creating a file
- * (0.5-1 s for all of them on this project's test machine, on the way to `/healthz`).
- */
-export const TEMPLATE_DATABASES = ["template1", "template0"] as const;
+import { pgliteTemplateFingerprint, pgliteTemplatePaths, TEMPLATE_DATABASES } from "./pgliteTemplate.ts";
 
 /**
  * Build the migrated PGlite template of the current migrations in `cache` (scripts/build.js runs it at

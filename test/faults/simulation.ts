@@ -403,10 +403,6 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
 
     const head = await headNow();
     await waitCaughtUp(w, head, 180_000);
-    // A transaction only track-tx stored (polling does not scan it) that a reorg rollback removed with its
-    // still-canonical block is stored again by the track watcher (docs/reliability.md): wait until the API shows
-    // each one the chain still has, as it shows every announced one below, before the store is read. (One a
-    // reorg dropped from the chain is expected nowhere.)
     /** Wait until the API shows each of `hashes`, at most 120 s for all of them. */
     const untilShown = async (hashes: Iterable<string>) => {
       const deadline = Date.now() + 120_000;
@@ -414,6 +410,10 @@ export async function runSeed(options: SeedOptions): Promise<SeedReport> {
         while (Date.now() < deadline && !(await isStored(await w.url(), hash))) await sleep(250);
       }
     };
+    // A transaction only track-tx stored (polling does not scan it) that a reorg rollback removed with its
+    // still-canonical block is stored again by the track watcher (docs/reliability.md): wait until the API shows
+    // each one the chain still has, as it shows every announced one below, before the store is read. (One a
+    // reorg dropped from the chain is expected nowhere.)
     const canonical: string[] = [];
     for (const hash of sideStored) {
       const mined = await chain.getTransactionReceipt({ hash: hash as Hex }).then(
