@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { isCatchingUp } from "../indexer/catchingUp.ts";
 import type { Common } from "../internal/common.ts";
 import { createPriceEngine } from "../prices/createPriceEngine.ts";
 import { createPriceHistory } from "../prices/createPriceHistory.ts";
@@ -49,7 +50,16 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const prices = deps.prices ?? createPriceEngine(common, { chain: deps.chain, db: deps.database.db });
-  const usdStats = deps.usdStats ?? createUsdStats(common, { db: deps.database.db, prices });
+  const usdStats =
+    deps.usdStats ??
+    createUsdStats(common, {
+      db: deps.database.db,
+      prices,
+      deferValuation: () => {
+        const status = deps.indexerStatus?.();
+        return status !== undefined && isCatchingUp(status, common.config.indexer.confirmations);
+      },
+    });
   const history = deps.history ?? createPriceHistory(common, { db: deps.database.db, chain: deps.chain });
   const valueTransactions = createTransactionValuer(common.config, history);
   const timeSeries =

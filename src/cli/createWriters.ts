@@ -1,4 +1,5 @@
 import type { ChainClient } from "../chain/createChainClient.ts";
+import { isCatchingUp } from "../indexer/catchingUp.ts";
 import { createIndexer, type Indexer, type IndexerStatus } from "../indexer/createIndexer.ts";
 import type { Broadcaster } from "../ingest/broadcaster.ts";
 import type { Ingest } from "../ingest/createIngest.ts";
@@ -20,8 +21,6 @@ import type { InboxSignal } from "../webhooks/inboxSignal.ts";
 /** How long the fan-out outbox keeps a row: a listener away longer than this misses events. */
 export const OUTBOX_RETENTION_MS = 15 * 60_000;
 const OUTBOX_PRUNE_EVERY_MS = 60_000;
-/** Blocks behind the head above which history volumes are not valued in the background (a backfill). */
-const HISTORY_VALUER_MAX_LAG = 10;
 /** How often PGlite's tables are checked for growth (store/maintainTables.ts: its autovacuum). */
 const TABLE_MAINTENANCE_EVERY_MS = 30_000;
 
@@ -106,14 +105,19 @@ export function createWriters(
       deps.database.kind === "postgres"
         ? startPruner(common, deps.database)
         : startTableMaintenance(common, deps.database);
-    // Not while the indexer is more than a few blocks behind, nor while the api-tier price backfill stores
+    // Not before the indexer has read the head, nor while it catches up or the api-tier price backfill stores
     // chunks: each commit or chunk would make it value the same buckets again.
     const historyValuer = deps.timeSeries
       ? createHistoryValuer(common, {
           timeSeries: deps.timeSeries,
-          busy: () =>
-            (indexer.status().lagBlocks ?? Number.POSITIVE_INFINITY) > HISTORY_VALUER_MAX_LAG ||
-            priceBackfill?.filling() === true,
+          busy: () => {
+            const status = indexer.status();
+            return (
+              status.lagBlocks === null ||
+              isCatchingUp(status, common.config.indexer.confirmations) ||
+              priceBackfill?.filling() === true
+            );
+          },
         })
       : null;
     running = {

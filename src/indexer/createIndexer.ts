@@ -136,6 +136,9 @@ export function createIndexer(
       status.chainHead = head;
       common.metrics.indexerHeadBlock.set(head);
       cursor = await verifyCursor(cursor, head);
+      // A stored cursor counts as indexed from the start of the cycle, also when nothing is left to index (a
+      // restart at the head): the API and the catching-up rule (catchingUp.ts) read it.
+      if (!start.neverIndexed) setIndexed(cursor);
       if (indexesDeferred === undefined) {
         const deferred = (await listDeferredIndexes(db)).length;
         common.metrics.indexerDeferredIndexes.set(deferred);

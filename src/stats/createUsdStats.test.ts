@@ -125,3 +125,33 @@ test("behavior: figures are kept maxAgeMs, then the last ones are served while n
   });
   expect(prices.calls).toBe(2);
 });
+
+test("behavior: while the indexer catches up, new transactions count but are valued only after it", async () => {
+  const db = tdb.database.db;
+  // A second swap half an hour ago, 50 USDC in: stored while the indexer is catching up.
+  const at = new Date(START.getTime() - HOUR / 2);
+  const hash = `0x${"3".padStart(64, "0")}`;
+  await db.execute(sql`insert into transactions (hash, block_number, block_hash, transaction_index, block_timestamp,
+    from_address, to_address, value_wei, gas_used, gas_price, status, protocol, action_type, function_name,
+    function_args, source) values (${hash}, 3, ${hash}, 0, ${at.toISOString()}::timestamptz, ${USER},
+    ${PAIR}, 0, 1, 1, true, 'swap', 'swap', 'f', '{}', 'poll')`);
+  await db.execute(sql`insert into token_transfers (tx_hash, log_index, block_number, transaction_index,
+    block_timestamp, token_address, from_address, to_address, amount) values (${hash}, 0, 3, 0,
+    ${at.toISOString()}::timestamptz, ${USDC}, ${USER}, ${PAIR}, 50000000)`);
+  let catchingUp = true;
+  const stats = createUsdStats(testCommon(config), {
+    db,
+    prices: fixedPrices(() => 1),
+    now: () => START,
+    maxAgeMs: 0,
+    deferValuation: () => catchingUp,
+  });
+  expect((await stats.figures()).last24h).toEqual({ transactions: 2, volumeUsd: 100 });
+  const pending = await db.execute<{ n: string }>(
+    sql`select count(*) as n from transaction_volumes where volume_usd is null`,
+  );
+  expect(pending.rows).toEqual([{ n: "1" }]);
+  catchingUp = false;
+  expect((await stats.figures()).last24h).toEqual({ transactions: 2, volumeUsd: 150 });
+  expect((await stats.figures()).protocols.get("swap")?.dailyVolume).toBe(150);
+});

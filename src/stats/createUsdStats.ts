@@ -56,6 +56,11 @@ export type UsdStatsDeps = {
   now?: () => Date;
   /** how long figures are served before they are computed again (default 5 s; 0: every call computes) */
   maxAgeMs?: number;
+  /**
+   * While it returns true (this process's indexer is catching up, indexer/catchingUp.ts), computations value
+   * no pending transaction: their volume counts 0 until a computation after the backfill values them.
+   */
+  deferValuation?: () => boolean;
 };
 
 /**
@@ -64,6 +69,12 @@ export type UsdStatsDeps = {
  * valued once, with the prices of that moment, by the SPEC §7 rule (`valuePendingVolumes`), and the window is
  * summed from per-hour totals the database keeps (`getWindowFigures`): a computation reads at most 25 rows
  * per protocol plus the transactions stored since the last one.
+ *
+ * While the indexer catches up (`deferValuation`), transactions are counted but not valued: a first start
+ * through 20,000 recent transactions spent 3.1 s of PGlite's one thread valuing them, each computation
+ * (one per 5 s that /api/stats was polled) 1,000-10,000 rows, between the backfill's commits. A backfill
+ * reaches the last 24 hours only at its end (older transactions get no volume row), and the computations
+ * after it value what waits, at most 10,000 transactions each.
  *
  * The window ends at the later of the clock and the newest stored block's time: on a live chain that is the
  * clock, and the window keeps sliding when the chain or the indexer stalls; on a dev chain whose time was
@@ -126,7 +137,7 @@ export function createUsdStats(common: Common, deps: UsdStatsDeps): UsdStats {
       await pruneVolumes(deps.db, new Date(since.getTime() - HOUR_MS));
       prunedAt = at.getTime();
     }
-    await valuePending(since, prices);
+    if (!deps.deferValuation?.()) await valuePending(since, prices);
     const window = await getWindowFigures(deps.db, since);
     const tvl = sumTvl(config.protocols, config.tokens, balances, prices);
     const protocols = new Map(

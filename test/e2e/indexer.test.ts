@@ -7,6 +7,7 @@ import { type Activity, generateTransactions, startActivity } from "../../src/de
 import { type Anvil, startAnvil } from "../../src/demo/anvil.ts";
 import { demoConfigFile } from "../../src/demo/demoConfig.ts";
 import { type DemoDeployment, deployDemo } from "../../src/demo/deploy.ts";
+import { isCatchingUp } from "../../src/indexer/catchingUp.ts";
 import {
   DEFERRABLE_INDEXES,
   listDeferredIndexes,
@@ -216,5 +217,21 @@ describe("polling indexer on anvil", () => {
       toBlock: indexed,
     });
     expect(problems).toEqual([]);
+  });
+
+  test("behavior: a restart with nothing left to index reports the stored cursor as indexed, not caught up on nothing", async () => {
+    const indexed = await pipeline.catchUp();
+    // Another process on the same store (a restart): its first cycle finds the cursor at the target.
+    const restarted = await createTestPipeline({ config, database: db.database });
+    try {
+      expect(restarted.indexer.status().indexedBlock).toBeNull();
+      const cycle = await restarted.indexer.runCycle();
+      expect(cycle).toMatchObject({ ended: "caught-up", indexedBlock: indexed, stored: 0 });
+      const status = restarted.indexer.status();
+      expect(status).toMatchObject({ indexedBlock: indexed, lagBlocks: status.chainHead! - indexed });
+      expect(isCatchingUp(status, config.indexer.confirmations)).toBe(false);
+    } finally {
+      await restarted.close();
+    }
   });
 });
