@@ -54,7 +54,9 @@ export async function bundleCli(root, dist) {
       js: "import { createRequire as __protoscanRequire } from 'node:module'; const require = __protoscanRequire(import.meta.url);",
     },
   });
-  cpSync(join(root, "src", "store", "pgliteWorker.js"), join(out, "pgliteWorker.js"));
+  for (const file of ["pgliteWorker.js", "pgliteMissingFiles.js"]) {
+    cpSync(join(root, "src", "store", file), join(out, file));
+  }
   cpSync(join(root, "src", "store", "migrations"), join(out, "migrations"), { recursive: true });
   for (const file of readdirSync(out)) {
     if (file.endsWith(".js")) asciiOnly(join(out, file));

@@ -13,6 +13,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite, types } from "@electric-sql/pglite";
+import { answerMissingFilesCheaply } from "./pgliteMissingFiles.js";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
 /** @param {string} value */
@@ -64,6 +65,7 @@ try {
     initdbWasmModule,
     ...(snapshot ? { loadDataDir: new Blob([snapshot]) } : {}),
   });
+  if (!String(dataDir).startsWith("memory://")) answerMissingFilesCheaply(pg.Module);
   port.postMessage({ ready: true });
 } catch (error) {
   port.postMessage({ ready: false, error: serializeError(error) });
