@@ -11,7 +11,8 @@
  * their modules (`@fastify/swagger` and `@fastify/swagger-ui` read their package.json and static files from
  * `__dirname`, pino runs transports from files), PGlite (its WebAssembly and data files; it runs in the worker,
  * `src/store/pgliteWorker.js`), and the demo's compilers and anvil binary. The files protoscan finds beside its
- * own modules are copied beside the bundle: the PGlite worker and the migrations.
+ * own modules are copied beside the bundle: the PGlite worker (with `pgliteMissingFiles.js`, which it imports)
+ * and the migrations.
  */
 import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

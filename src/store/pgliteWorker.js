@@ -2,7 +2,8 @@
 /**
  * The worker thread that runs PGlite for `createPgliteThread.ts` (see there for why). Plain JavaScript: a worker
  * does not inherit the TypeScript loader of its parent (tsx registered through its API, or vitest's transform),
- * and this file needs nothing but PGlite.
+ * and this file needs nothing but PGlite and its plain-JavaScript sibling `pgliteMissingFiles.js` (copied beside
+ * it into the bundle by scripts/bundleCli.js).
  *
  * workerData: { dataDir, settings: ["name=value", …], snapshot?: ArrayBuffer, pgliteWasmModule,
  * initdbWasmModule } (compiled by the parent). Posts { ready: true } once open (or
