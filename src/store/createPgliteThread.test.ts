@@ -1,3 +1,6 @@
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { types } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createPgliteThread, type PgliteClient } from "./createPgliteThread.ts";
@@ -199,4 +202,40 @@ describe("createPgliteThread", () => {
     expect(closed).toMatchObject({ message: "PGlite is closed" });
     expect(isConnectionError(closed)).toBe(true);
   }, 120_000);
+
+  test("behavior: with `after`, PGlite opens its directory only once it has resolved", async () => {
+    // The directory is written while the worker starts: a snapshot unpacked into it by `after`.
+    const dir = await mkdtemp(join(tmpdir(), "protoscan-after-"));
+    try {
+      const seed = await createPgliteThread({ dataDir: join(dir, "seed"), settings: [] });
+      await seed.exec("create table marks (n int); insert into marks values (42)");
+      await seed.close();
+      let written = false;
+      const after = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await cp(join(dir, "seed"), join(dir, "data"), { recursive: true });
+        written = true;
+      })();
+      const opened = await createPgliteThread({ dataDir: join(dir, "data"), settings: [], after });
+      try {
+        expect(written).toBe(true);
+        const rows = await opened.query<{ n: number }>("select n from marks");
+        expect(rows.rows).toEqual([{ n: 42 }]);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test("error: when `after` rejects, the open rejects with its error and the worker is ended", async () => {
+    const failure = new Error("the template could not be copied");
+    const opening = createPgliteThread({
+      dataDir: "memory://",
+      settings: [],
+      after: Promise.reject(failure),
+    });
+    await expect(opening).rejects.toBe(failure);
+  });
 });

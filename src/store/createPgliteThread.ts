@@ -60,6 +60,14 @@ function compiledModules(): Promise<WasmModules> {
 }
 
 /**
+ * Start compiling PGlite's WebAssembly now (V8 compiles it off the event loop), for a `createPgliteThread` to
+ * come: a new database calls it before copying its template, so that the two overlap.
+ */
+export function compilePgliteAhead(): void {
+  compiledModules().catch(() => undefined);
+}
+
+/**
  * Open PGlite in a worker thread and return a client for it.
  *
  * Why: PGlite runs PostgreSQL (compiled to WebAssembly) on the thread that calls it. In this process that is
@@ -80,11 +88,25 @@ export async function createPgliteThread(options: {
   /** PostgreSQL settings (`name=value`), passed as `-c` options after PGlite's default start parameters */
   settings: readonly string[];
   snapshot?: Blob | undefined;
+  /**
+   * PGlite opens `dataDir` once this resolves (a template being copied into it); the worker thread starts
+   * and loads PGlite meanwhile. When it rejects, the worker is ended and this rejects with its error.
+   */
+  after?: Promise<unknown> | undefined;
 }): Promise<PgliteClient> {
+  const after = options.after;
+  // Awaited below, after the compilation: a rejection meanwhile is not unhandled.
+  after?.catch(() => undefined);
   const snapshot = options.snapshot ? await options.snapshot.arrayBuffer() : undefined;
   const modules = await compiledModules();
   const worker = new Worker(WORKER, {
-    workerData: { dataDir: options.dataDir, settings: [...options.settings], snapshot, ...modules },
+    workerData: {
+      dataDir: options.dataDir,
+      settings: [...options.settings],
+      snapshot,
+      ...modules,
+      waitForStart: after !== undefined,
+    },
     ...(snapshot ? { transferList: [snapshot] } : {}),
   });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
@@ -99,7 +121,7 @@ export async function createPgliteThread(options: {
     pending.clear();
   };
 
-  await new Promise<void>((resolve, reject) => {
+  const opened = new Promise<void>((resolve, reject) => {
     const onExit = (code: number) => reject(new Error(`PGlite worker exited with code ${code}`));
     worker.once("message", (message: Ready) => {
       worker.off("error", reject);
@@ -110,6 +132,17 @@ export async function createPgliteThread(options: {
     worker.once("error", reject);
     worker.once("exit", onExit);
   });
+  if (after) {
+    try {
+      await after;
+    } catch (error) {
+      opened.catch(() => undefined);
+      await worker.terminate();
+      throw error;
+    }
+    worker.postMessage({ start: true });
+  }
+  await opened;
   const channels = new Map<string, Set<(payload: string) => void>>();
   worker.on("message", (reply: Reply) => {
     if (reply.id === undefined) {

@@ -6,7 +6,8 @@
  * it into the bundle by scripts/bundleCli.js).
  *
  * workerData: { dataDir, settings: ["name=value", …], snapshot?: ArrayBuffer, pgliteWasmModule,
- * initdbWasmModule } (compiled by the parent). Posts { ready: true } once open (or
+ * initdbWasmModule (compiled by the parent), waitForStart?: open only after a first message }. Posts
+ * { ready: true } once open (or
  * { ready: false, error }), then answers each request { id, op, ... } with { id, result } or { id, error }.
  * Ops: query { text, params, rowMode, raw: oids returned as text, copyData?: the bytes of a `COPY … FROM`
  * whose text ends before the file (copyFrom) }, exec { text, raw }, listen { channel },
@@ -54,7 +55,10 @@ function rawParsers(raw) {
 /** @type {PGlite} */
 let pg;
 try {
-  const { dataDir, settings, snapshot, pgliteWasmModule, initdbWasmModule } = workerData;
+  const { dataDir, settings, snapshot, pgliteWasmModule, initdbWasmModule, waitForStart } = workerData;
+  // Started while its data directory is being made (createPgliteThread's `after`): PGlite is loaded, and opens
+  // the directory once the parent says it is complete.
+  if (waitForStart) await new Promise((resolve) => port.once("message", resolve));
   /** @type {string[]} */
   const startParams = [...PGlite.defaultStartParams];
   for (const setting of settings) startParams.push("-c", setting);
