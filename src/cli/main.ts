@@ -124,6 +124,16 @@ async function main(argv: string[]): Promise<number> {
     opening.catch(() => undefined);
   }
   const { startProtoscan } = await import("./startProtoscan.ts");
+  // Signals are heard from before the start-up: a SIGTERM or Ctrl-C while protoscan starts stops it once it has
+  // started, within the shutdown deadline. Heard only after the start, one sent on seeing the "listening" line
+  // (a test, a rollout) could come in between and kill the process by the default action (1 start in 15 on
+  // a loaded machine: exit by signal instead of 0).
+  const signalled = untilSignal();
+  const startUp = new AbortController();
+  signalled.then((signal) => {
+    armShutdownDeadline(logger);
+    startUp.abort(new StartInterrupted(signal));
+  });
   const protoscan = await startProtoscan({
     config,
     ...(face.terminal ? { progress: face.terminal } : {}),
@@ -135,30 +145,56 @@ async function main(argv: string[]): Promise<number> {
     logLevel,
     logger,
     ...(opening ? { database: opening } : {}),
+    signal: startUp.signal,
+  }).catch((error: unknown) => {
+    if (error instanceof StartInterrupted) return null;
+    throw error;
   });
+  if (!protoscan) {
+    // What it had opened is closed (startProtoscan's own shutdown): nothing was left half-done.
+    logger.info(
+      { signal: (startUp.signal.reason as StartInterrupted).signal },
+      "stopped during the start-up",
+    );
+    return 0;
+  }
   // A signal stops the process (exit 0); so does a writer that stopped for good (the database belongs to
   // another chain), with exit 1 so that an orchestrator shows the failure instead of a process that never
   // indexes (docs/operations.md).
   const outcome = await Promise.race([
-    untilSignal().then((signal) => ({ signal, error: null })),
+    signalled.then((signal) => ({ signal, error: null })),
     protoscan.failed.then((error) => ({ signal: null, error })),
   ]);
   if (outcome.error) protoscan.common.logger.error({ err: errorMessage(outcome.error) }, "shutting down");
   else protoscan.common.logger.info({ signal: outcome.signal }, "shutting down");
-  // Orchestrators wait about 10 s after SIGTERM before SIGKILL: never leave it to them.
-  const deadline = setTimeout(() => {
-    protoscan.common.logger.error(
-      { afterMs: SHUTDOWN_DEADLINE_MS },
-      "shutdown did not finish in time: exiting",
-    );
-    process.exit(1);
-  }, SHUTDOWN_DEADLINE_MS);
-  deadline.unref();
+  armShutdownDeadline(protoscan.common.logger);
   await protoscan.stop();
   protoscan.common.logger.info("stopped");
   if (!outcome.error) return 0;
   console.error(`protoscan: ${errorMessage(outcome.error)}`);
   return 1;
+}
+
+/** Why the start-up was aborted: a signal came while it waited (for the node). */
+class StartInterrupted extends Error {
+  constructor(readonly signal: string) {
+    super(`${signal} during the start-up`);
+    this.name = "StartInterrupted";
+  }
+}
+
+let shutdownDeadline: NodeJS.Timeout | undefined;
+
+/**
+ * End the process with exit code 1 if it has not ended SHUTDOWN_DEADLINE_MS from the first call: orchestrators
+ * wait about 10 s after SIGTERM before SIGKILL, never leave it to them. Later calls change nothing.
+ */
+function armShutdownDeadline(logger: { error(fields: object, message: string): void }): void {
+  shutdownDeadline ??= setTimeout(() => {
+    logger.error({ afterMs: SHUTDOWN_DEADLINE_MS }, "shutdown did not finish in time: exiting");
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS);
+  shutdownDeadline.unref();
 }
 
 function parsePort(value: string): number {

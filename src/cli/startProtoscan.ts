@@ -54,6 +54,11 @@ export type StartOptions = {
    * loads); otherwise opened here. Either way closed by `stop()`.
    */
   database?: Promise<Database>;
+  /**
+   * Aborted by the CLI on SIGTERM or Ctrl-C during the start-up: the waits for a node that does not answer end
+   * (the start rejects with the signal's reason, after closing what it opened).
+   */
+  signal?: AbortSignal;
 };
 
 export type Protoscan = {
@@ -112,10 +117,12 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
 
     const chain = createChainClient(common);
     shutdown.add(() => chain.close());
-    await untilNodeAnswers(logger, "the chain id check", () => chain.assertChainId(config.chain.id));
+    const waitForNode = <T>(what: string, call: () => Promise<T>) =>
+      untilNodeAnswers(logger, what, call, undefined, undefined, options.signal);
+    await waitForNode("the chain id check", () => chain.assertChainId(config.chain.id));
     // A database filled from another chain (a reused DATA_DIR with a new anvil, a wrong RPC_URL) would make
     // every polling cycle fail: refuse to start with what happened and what to do.
-    await untilNodeAnswers(logger, "the check of the stored blocks", () =>
+    await waitForNode("the check of the stored blocks", () =>
       assertStoreOnChain(common, { chain, db: database.db }),
     );
 
@@ -125,7 +132,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     const postgres = database.kind === "postgres" ? database : null;
     // It reads each new exclusive token's code at startBlock - 1 (ingest/tokenModes.ts): a node that does not
     // answer yet is waited for like above; one without that block's state stops the start with what it needs.
-    const ingest = await untilNodeAnswers(logger, "the token balance modes", () =>
+    const ingest = await waitForNode("the token balance modes", () =>
       createIngest(common, { chain, db: database.db, broadcaster, outbox: postgres !== null }),
     );
 

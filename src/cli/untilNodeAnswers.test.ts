@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, test, vi } from "vitest";
 import { type RpcProxy, startRpcProxy } from "../../test/helpers/rpcProxy.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import { classifyRpcError } from "../chain/classifyRpcError.ts";
@@ -84,4 +84,34 @@ test("error: what waiting cannot change fails at once", async () => {
   ).catch((e: unknown) => e);
   expect(bug).toBeInstanceOf(TypeError); // a bug is not mistaken for the node
   expect(lines.filter((l) => l.level === 40)).toEqual([]);
+});
+
+test("behavior: an abort ends the wait for a node that does not answer, with its reason", async () => {
+  const { logger, lines } = capture();
+  proxy.inject({ kind: "http", status: 503, body: "Service Unavailable", times: 1000 });
+  const stopping = new AbortController();
+  const reason = new Error("SIGTERM during the start-up");
+  const waiting = untilNodeAnswers(
+    logger,
+    "the chain id check",
+    () => chain.getChainId(),
+    { baseMs: 60_000, maxMs: 60_000 },
+    () => 1,
+    stopping.signal,
+  ).catch((e: unknown) => e);
+  await vi.waitFor(() => expect(lines.filter((l) => l.level === 40)).toHaveLength(1));
+  stopping.abort(reason);
+  expect(await waiting).toBe(reason);
+  expect(proxy.counts.eth_chainId).toBe(1);
+  // Aborted before it starts: not even one call.
+  const before = await untilNodeAnswers(
+    logger,
+    "x",
+    () => chain.getChainId(),
+    FAST,
+    () => 1,
+    stopping.signal,
+  ).catch((e: unknown) => e);
+  expect(before).toBe(reason);
+  expect(proxy.counts.eth_chainId).toBe(1);
 });

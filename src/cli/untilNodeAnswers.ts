@@ -14,7 +14,8 @@ const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };
  * after a backoff, as the indexer's cycles do, instead of failing the start: a node that is briefly down or
  * over its quota delays protoscan instead of crash-looping it under its supervisor. An answer that cannot
  * change by waiting (a wrong chain id, refused credentials, a database from another chain) fails at once.
- * SIGTERM meanwhile ends the process as usual (the signal handlers are installed once started).
+ * When `signal` aborts (SIGTERM or Ctrl-C during the start-up), the wait ends with its reason: a node that
+ * does not answer never holds a stop.
  */
 export async function untilNodeAnswers<T>(
   logger: Logger,
@@ -22,8 +23,10 @@ export async function untilNodeAnswers<T>(
   call: () => Promise<T>,
   backoff: BackoffOptions = DEFAULT_BACKOFF,
   random: () => number = Math.random,
+  signal?: AbortSignal,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
+    signal?.throwIfAborted();
     try {
       return await call();
     } catch (error) {
@@ -36,7 +39,7 @@ export async function untilNodeAnswers<T>(
         { err: errorMessage(classified), attempt: attempt + 1, retryInMs: waitMs },
         `start-up: the node did not answer ${what}; retrying`,
       );
-      await sleep(waitMs);
+      await sleep(waitMs, signal);
     }
   }
 }

@@ -82,6 +82,41 @@ describe("protoscan CLI", () => {
     expect(stderr.trim()).toBe("protoscan: rpc.urls[0]: environment variable MY_RPC is not set");
   });
 
+  test("behavior: SIGTERM while the start-up waits for a node that does not answer stops it, exit 0", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "protoscan-cli-"));
+    dirs.push(dir);
+    const path = join(dir, "protoscan.config.yaml");
+    // Nothing listens on port 1: the chain id check is retried until the node answers.
+    await writeFile(path, "chain: { id: 31337 }\nrpc: { urls: [http://127.0.0.1:1] }\n");
+    const child = spawn(process.execPath, [BIN, "start"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        PROTOSCAN_CONFIG: path,
+        DATA_DIR: "memory://",
+        PORT: "0",
+      },
+    });
+    children.push(child);
+    let stdout = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const deadline = Date.now() + 60_000;
+    while (!stdout.includes("did not answer the chain id check") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(stdout).toContain("start-up: the node did not answer the chain id check; retrying");
+    const signalled = Date.now();
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(5_000);
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { msg: string; signal?: string });
+    expect(lines.at(-1)).toMatchObject({ msg: "stopped during the start-up", signal: "SIGTERM" });
+  }, 90_000);
+
   test("error: --role api on PGlite is refused with a reason", async () => {
     const dir = await mkdtemp(join(tmpdir(), "protoscan-cli-"));
     dirs.push(dir);
