@@ -1,20 +1,11 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, rm, symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { NonRetryableError } from "../../src/internal/errors.ts";
 
 const run = promisify(execFile);
-
-/** This tree's template builder, run from its sources (dist/ may be stale while benchmarking). */
-const BUILD_TEMPLATE = `
-const { buildPgliteTemplate } = await import(${JSON.stringify(fileURLToPath(new URL("../../src/store/buildPgliteTemplate.ts", import.meta.url)))});
-const { PGLITE_TEMPLATE_CACHE } = await import(${JSON.stringify(fileURLToPath(new URL("../../src/store/pgliteTemplate.ts", import.meta.url)))});
-const { createSilentLogger } = await import(${JSON.stringify(fileURLToPath(new URL("../../src/internal/logger.ts", import.meta.url)))});
-await buildPgliteTemplate(PGLITE_TEMPLATE_CACHE, createSilentLogger());
-`;
 
 /** Where a commit's build puts the benchmark phase: bench/index/ now, bench/ before the folder existed. */
 const PHASE_SCRIPTS = ["bench/index/indexPhase.js", "bench/indexPhase.js"];
@@ -61,12 +52,12 @@ export async function prepareBaseline(repo: string, ref: string, dir: string): P
     // Its build keeps its own PGlite template in the node_modules it shares with this tree and removes every
     // other one (a commit of other migrations, or before the template dropped template0/1): this tree's is
     // built again, so that its phases open new databases from it as `npm start` does. The baseline's then
-    // open the slow way, outside what its phase measures.
-    // A file, not --eval: PGlite's worker thread would inherit the --eval.
-    const script = join(dir, "..", "build-template.mts");
-    await writeFile(script, BUILD_TEMPLATE);
-    await run(process.execPath, ["--import", "tsx", script], { cwd: repo });
-    await rm(script);
+    // open the slow way, outside what its phase measures. Built here, from this tree's sources (dist/ may be
+    // stale while benchmarking): PGlite creates the cluster in worker threads that end with it.
+    const { buildPgliteTemplate } = await import("../../src/store/buildPgliteTemplate.ts");
+    const { PGLITE_TEMPLATE_CACHE } = await import("../../src/store/pgliteTemplate.ts");
+    const { createSilentLogger } = await import("../../src/internal/logger.ts");
+    await buildPgliteTemplate(PGLITE_TEMPLATE_CACHE, createSilentLogger());
     const phaseScript = PHASE_SCRIPTS.map((path) => join(dir, "dist", path)).find((path) => existsSync(path));
     if (!phaseScript) {
       throw new NonRetryableError(
