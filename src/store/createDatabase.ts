@@ -9,7 +9,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import type { Logger } from "../internal/logger.ts";
 import { redactSecrets, redactUrl, secretsOfUrl } from "../internal/redact.ts";
-import { compilePgliteAhead, createPgliteThread, type PgliteClient } from "./createPgliteThread.ts";
+import { createPgliteThread, type PgliteClient } from "./createPgliteThread.ts";
 import { DATA_DIR_LOCK_FILE, type DataDirLock, lockDataDir } from "./dataDirLock.ts";
 import { DatabaseUnavailableError, scrubDriverError } from "./errors.ts";
 import {
@@ -147,13 +147,10 @@ async function openPglite(
   try {
     const started = performance.now();
     // A new directory is copied from the template while PGlite's WebAssembly is compiled and its worker
-    // thread starts: the worker opens the directory once the copy is complete.
-    compilePgliteAhead();
+    // thread starts (createPgliteThread's `after`): the worker opens the directory once the copy is complete.
     let copying: Promise<void> | undefined;
-    if (template && onDisk) {
-      copying = copyPgliteTemplate(template, dir);
-      copying.catch(() => undefined);
-    } else if (template) snapshot = new Blob([gunzipSync(await readFile(template.tarball))]);
+    if (template && onDisk) copying = copyPgliteTemplate(template, dir);
+    else if (template) snapshot = new Blob([gunzipSync(await readFile(template.tarball))]);
     if (prepared?.fresh && !template) {
       // Creating a database (initdb) takes PGlite's WebAssembly memory to 800-900 MB, which a worker keeps
       // for its life: a worker of its own creates it and is ended, and a fresh one opens it. A first start

@@ -60,14 +60,6 @@ function compiledModules(): Promise<WasmModules> {
 }
 
 /**
- * Start compiling PGlite's WebAssembly now (V8 compiles it off the event loop), for a `createPgliteThread` to
- * come: a new database calls it before copying its template, so that the two overlap.
- */
-export function compilePgliteAhead(): void {
-  compiledModules().catch(() => undefined);
-}
-
-/**
  * Open PGlite in a worker thread and return a client for it.
  *
  * Why: PGlite runs PostgreSQL (compiled to WebAssembly) on the thread that calls it. In this process that is
