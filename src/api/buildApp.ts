@@ -11,6 +11,7 @@ import { listenForChanges } from "../store/changeNotices.ts";
 import { type AppDeps, BODY_LIMIT, type RouteDeps } from "./appDeps.ts";
 import { createAccountReader } from "./createAccountReader.ts";
 import { HTTP_TIMEOUT_OPTIONS } from "./httpTimeouts.ts";
+import { lazySchemaCompilers } from "./lazySchemaCompilers.ts";
 import { registerHttpPlugins } from "./plugins/registerHttpPlugins.ts";
 import { clientErrorHandler, frameworkErrorHandler, registerProblemHandler } from "./problemHandler.ts";
 import { registerAddressRoutes } from "./routes/address.ts";
@@ -36,6 +37,8 @@ export type App = FastifyInstance;
  * Request and response schemas (TypeBox) validate input, serialize output and produce the OpenAPI document.
  */
 export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyInstance> {
+  // Each route's schemas are compiled on its first request, not while the app starts (lazySchemaCompilers.ts).
+  const schemas = lazySchemaCompilers();
   const app = Fastify({
     loggerInstance: common.logger as FastifyBaseLogger,
     // Per-request lines are left to the access log of the operations issue; errors are still logged.
@@ -44,10 +47,12 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
     ...HTTP_TIMEOUT_OPTIONS,
     requestIdHeader: "x-request-id",
     ajv: { customOptions: { coerceTypes: true, removeAdditional: false, allErrors: false } },
+    schemaController: { compilersFactory: schemas.compilersFactory },
     // Errors raised before routing (bad URL) or below HTTP (unparsable request) are problem+json too.
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  schemas.attach(app);
 
   const prices = deps.prices ?? createPriceEngine(common, { chain: deps.chain, db: deps.database.db });
   const usdStats =

@@ -1,0 +1,92 @@
+import AjvCompiler from "@fastify/ajv-compiler";
+import SerializerSelector from "@fastify/fast-json-stringify-compiler";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
+
+type CompilersFactory = NonNullable<
+  NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]
+>;
+
+/** A compiled validator or serializer: called with the data; a validator leaves its errors on `.errors`. */
+type Compiled = ((data: unknown) => unknown) & { errors?: unknown };
+
+/**
+ * What both compiler factories are, seen from here: Fastify calls one with the app's shared schemas and its
+ * options, then the result once per route schema. (Their declared types tie each to its library's function
+ * types; this file only wraps the functions, whatever they are.)
+ */
+type Factory = (externalSchemas: unknown, options: unknown) => (route: unknown) => Compiled;
+
+/** Every app built with {@link lazySchemaCompilers}, with the compilations it has not run yet. */
+const pendingOf = new WeakMap<object, Set<() => unknown>>();
+
+/**
+ * Fastify's own schema compilers (Ajv for request validation, fast-json-stringify for responses), each run on
+ * the first request that needs it instead of while the app starts.
+ *
+ * Why: the API has about 60 routes, and compiling their schemas took about 250 ms of the 1.5-2.8 s between
+ * `npm start` and the first `GET /healthz` (serializers 148 ms, validators 104 ms in a profile of a first
+ * start; docs/performance.md, "First start"). A route compiles once, on its first request (a few
+ * milliseconds); most processes never serve most routes (an indexer's health probe, a replica behind a
+ * dashboard that calls five endpoints).
+ *
+ * The functions are Fastify's defaults, with the app's Ajv options: validation and serialization are what
+ * they were. A schema that does not compile would now fail its first request rather than the start:
+ * `compileRouteSchemas(app)` compiles them all, and a test runs it on the whole API.
+ */
+export function lazySchemaCompilers(): {
+  compilersFactory: CompilersFactory;
+  /** Call once the app exists: registers it for `compileRouteSchemas`. */
+  attach(app: FastifyInstance): void;
+} {
+  const pending = new Set<() => unknown>();
+  const factories = {
+    buildValidator: AjvCompiler() as unknown as Factory,
+    buildSerializer: SerializerSelector() as unknown as Factory,
+  };
+
+  function lazy(build: () => Compiled): Compiled {
+    let compiled: Compiled | undefined;
+    const compile = (): Compiled => {
+      compiled ??= build();
+      pending.delete(compile);
+      return compiled;
+    };
+    pending.add(compile);
+    const run: Compiled = (data) => {
+      const fn = compiled ?? compile();
+      const result = fn(data);
+      // Fastify reads a failed validation's errors from the function it called.
+      run.errors = fn.errors;
+      return result;
+    };
+    return run;
+  }
+
+  const deferred = (factory: Factory): Factory => {
+    return (externalSchemas, options) => {
+      const build = factory(externalSchemas, options);
+      return (route) => lazy(() => build(route));
+    };
+  };
+  return {
+    compilersFactory: {
+      buildValidator: deferred(factories.buildValidator),
+      buildSerializer: deferred(factories.buildSerializer),
+    } as unknown as CompilersFactory,
+    attach: (app) => {
+      pendingOf.set(app, pending);
+    },
+  };
+}
+
+/**
+ * Compile every route schema of `app` not compiled yet (after `app.ready()`, when routes are registered);
+ * throws what a schema's compilation throws. Returns how many were compiled.
+ */
+export function compileRouteSchemas(app: FastifyInstance): number {
+  const pending = pendingOf.get(app);
+  if (!pending) return 0;
+  const all = [...pending];
+  for (const compile of all) compile();
+  return all.length;
+}
