@@ -102,6 +102,20 @@ async function recount(db: Db) {
   return { recounted: result.rows, kept: kept.rows };
 }
 
+/** 20,000 transactions of the last 20 hours, one USDC transfer each into the pair: 20,000 pending rows. */
+async function insertBacklog(db: Db): Promise<void> {
+  await db.execute(sql`
+    insert into transactions (hash, block_number, block_hash, transaction_index, block_timestamp, from_address,
+      to_address, value_wei, gas_used, gas_price, status, protocol, action_type, function_name, function_args, source)
+    select '0xee' || lpad(to_hex(i), 62, '0'), i, '0xee' || lpad(to_hex(i), 62, '0'), 0,
+      now() - make_interval(secs => i * 3.6), ${U1}, ${PAIR}, 0, 1, 1, true, 'swap', 'swap', 'f', '{}', 'poll'
+    from generate_series(0, 19999) i`);
+  await db.execute(sql`
+    insert into token_transfers (tx_hash, log_index, block_number, transaction_index, block_timestamp,
+      token_address, from_address, to_address, amount)
+    select hash, 0, block_number, 0, block_timestamp, ${USDC}, ${U1}, ${PAIR}, 1000000 from transactions`);
+}
+
 describe("transactionVolumes", () => {
   let tdb: TestDatabase;
   let db: Db;
@@ -301,16 +315,7 @@ describe("transactionVolumes", () => {
   });
 
   test("behavior: valuation reads pending rows by their partial index and transfers by primary key", async () => {
-    await db.execute(sql`
-      insert into transactions (hash, block_number, block_hash, transaction_index, block_timestamp, from_address,
-        to_address, value_wei, gas_used, gas_price, status, protocol, action_type, function_name, function_args, source)
-      select '0xee' || lpad(to_hex(i), 62, '0'), i, '0xee' || lpad(to_hex(i), 62, '0'), 0,
-        now() - make_interval(secs => i * 3.6), ${U1}, ${PAIR}, 0, 1, 1, true, 'swap', 'swap', 'f', '{}', 'poll'
-      from generate_series(0, 19999) i`);
-    await db.execute(sql`
-      insert into token_transfers (tx_hash, log_index, block_number, transaction_index, block_timestamp,
-        token_address, from_address, to_address, amount)
-      select hash, 0, block_number, 0, block_timestamp, ${USDC}, ${U1}, ${PAIR}, 1000000 from transactions`);
+    await insertBacklog(db);
     await db.execute(
       sql`update transaction_volumes set volume_usd = 1 where tx_hash > '0xee' || lpad(to_hex(100), 62, '0')`,
     );
@@ -320,6 +325,29 @@ describe("transactionVolumes", () => {
     expect(plan).toMatch(/transaction_volumes_pending_idx/);
     expect(plan).toMatch(/Index Scan using token_transfers_block_tx_log_pk on token_transfers/);
     expect(plan).not.toMatch(/Seq Scan on (transaction_volumes|token_transfers)/);
+  });
+
+  test("behavior: a backlog is valued batch by batch from the partial index, newest first, without sorting it", async () => {
+    await insertBacklog(db);
+    await db.execute(sql`analyze`);
+    const queries = await captureQueries(tdb.database, () => value(db));
+    const plan = await explainQuery(tdb.database, queries.at(-1)!);
+    // the limit stops a backward read of the index: no scan of every pending row, no sort of them
+    expect(plan).toMatch(/Index Scan Backward using transaction_volumes_pending_idx on transaction_volumes/);
+    expect(plan).not.toMatch(/Sort Key: [\w.]*block_timestamp/);
+    // and that batch valued exactly the 1,000 newest pending rows
+    const split = await db.execute<{
+      valued: string;
+      newest_pending: string | null;
+      oldest_valued: string | null;
+    }>(sql`
+      select count(*) filter (where volume_usd is not null) as valued,
+        max(block_timestamp) filter (where volume_usd is null)::text as newest_pending,
+        min(block_timestamp) filter (where volume_usd is not null)::text as oldest_valued
+      from transaction_volumes`);
+    const row = split.rows[0]!;
+    expect(Number(row.valued)).toBe(1000);
+    expect(new Date(row.oldest_valued!).getTime()).toBeGreaterThan(new Date(row.newest_pending!).getTime());
   });
 });
 
