@@ -327,13 +327,16 @@ describe("transactionVolumes", () => {
     expect(plan).not.toMatch(/Seq Scan on (transaction_volumes|token_transfers)/);
   });
 
-  test("behavior: a backlog is valued batch by batch from the partial index, newest first, without sorting it", async () => {
+  test("behavior: a backlog is valued batch by batch, newest first, read backward from an index without a sort", async () => {
     await insertBacklog(db);
     await db.execute(sql`analyze`);
     const queries = await captureQueries(tdb.database, () => value(db));
     const plan = await explainQuery(tdb.database, queries.at(-1)!);
-    // the limit stops a backward read of the index: no scan of every pending row, no sort of them
-    expect(plan).toMatch(/Index Scan Backward using transaction_volumes_pending_idx on transaction_volumes/);
+    // the limit stops a backward read of an index on block_timestamp: no scan of every pending row, no sort
+    // of them (with every row pending, the partial index and the full one cost the same to the planner)
+    expect(plan).toMatch(
+      /Limit[^\n]*\n\s*->\s+Index Scan Backward using transaction_volumes_(pending|timestamp)_idx on transaction_volumes/,
+    );
     expect(plan).not.toMatch(/Sort Key: [\w.]*block_timestamp/);
     // and that batch valued exactly the 1,000 newest pending rows
     const split = await db.execute<{
