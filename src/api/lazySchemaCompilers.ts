@@ -31,7 +31,9 @@ const pendingOf = new WeakMap<object, Set<() => unknown>>();
  *
  * The functions are Fastify's defaults, with the app's Ajv options: validation and serialization are what
  * they were. A schema that does not compile would now fail its first request rather than the start:
- * `compileRouteSchemas(app)` compiles them all, and a test runs it on the whole API.
+ * `compileRouteSchemas(app)` compiles them all, and a test runs it on the whole API. One difference: Fastify
+ * counts compilers given this way as custom and then leaves a `headers` schema's property names as written
+ * instead of lower-casing them; no route validates headers (one that does must spell them in lower case).
  */
 export function lazySchemaCompilers(): {
   compilersFactory: CompilersFactory;
