@@ -118,7 +118,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     const chain = createChainClient(common);
     shutdown.add(() => chain.close());
     const waitForNode = <T>(what: string, call: () => Promise<T>) =>
-      untilNodeAnswers(logger, what, call, undefined, undefined, options.signal);
+      untilNodeAnswers(logger, what, call, { signal: options.signal });
     await waitForNode("the chain id check", () => chain.assertChainId(config.chain.id));
     // A database filled from another chain (a reused DATA_DIR with a new anvil, a wrong RPC_URL) would make
     // every polling cycle fail: refuse to start with what happened and what to do.

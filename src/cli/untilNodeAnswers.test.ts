@@ -43,13 +43,10 @@ test("default: rate limits and outages at start-up are waited out, each logged, 
   const { logger, lines } = capture();
   proxy.inject({ kind: "http", status: 429, body: "Too Many Requests", times: 2 });
   proxy.inject({ kind: "http", status: 503, body: "Service Unavailable", times: 1 });
-  const id = await untilNodeAnswers(
-    logger,
-    "the chain id check",
-    () => chain.getChainId(),
-    FAST,
-    () => 1,
-  );
+  const id = await untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), {
+    backoff: FAST,
+    random: () => 1,
+  });
   expect(id).toBe(31337);
   expect(proxy.counts.eth_chainId).toBe(4);
   const warnings = lines.filter((l) => l.level === 40);
@@ -63,24 +60,21 @@ test("default: rate limits and outages at start-up are waited out, each logged, 
 test("error: what waiting cannot change fails at once", async () => {
   const { logger, lines } = capture();
   proxy.inject({ kind: "http", status: 401, body: "Must be authenticated!" });
-  const refused = await untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), FAST).catch(
-    (e: unknown) => e,
-  );
+  const refused = await untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), {
+    backoff: FAST,
+  }).catch((e: unknown) => e);
   expect(classifyRpcError(refused)).toBeInstanceOf(FatalRpcError);
   expect(proxy.counts.eth_chainId).toBe(1);
   proxy.clearFaults();
-  const wrongChain = await untilNodeAnswers(
-    logger,
-    "the chain id check",
-    () => chain.assertChainId(1),
-    FAST,
-  ).catch((e: unknown) => e);
+  const wrongChain = await untilNodeAnswers(logger, "the chain id check", () => chain.assertChainId(1), {
+    backoff: FAST,
+  }).catch((e: unknown) => e);
   expect(wrongChain).toBeInstanceOf(ConfigError);
   const bug = await untilNodeAnswers(
     logger,
     "a check",
     () => Promise.reject(new TypeError("x is undefined")),
-    FAST,
+    { backoff: FAST },
   ).catch((e: unknown) => e);
   expect(bug).toBeInstanceOf(TypeError); // a bug is not mistaken for the node
   expect(lines.filter((l) => l.level === 40)).toEqual([]);
@@ -91,27 +85,21 @@ test("behavior: an abort ends the wait for a node that does not answer, with its
   proxy.inject({ kind: "http", status: 503, body: "Service Unavailable", times: 1000 });
   const stopping = new AbortController();
   const reason = new Error("SIGTERM during the start-up");
-  const waiting = untilNodeAnswers(
-    logger,
-    "the chain id check",
-    () => chain.getChainId(),
-    { baseMs: 60_000, maxMs: 60_000 },
-    () => 1,
-    stopping.signal,
-  ).catch((e: unknown) => e);
+  const waiting = untilNodeAnswers(logger, "the chain id check", () => chain.getChainId(), {
+    backoff: { baseMs: 60_000, maxMs: 60_000 },
+    random: () => 1,
+    signal: stopping.signal,
+  }).catch((e: unknown) => e);
   await vi.waitFor(() => expect(lines.filter((l) => l.level === 40)).toHaveLength(1));
   stopping.abort(reason);
   expect(await waiting).toBe(reason);
   expect(proxy.counts.eth_chainId).toBe(1);
   // Aborted before it starts: not even one call.
-  const before = await untilNodeAnswers(
-    logger,
-    "x",
-    () => chain.getChainId(),
-    FAST,
-    () => 1,
-    stopping.signal,
-  ).catch((e: unknown) => e);
+  const before = await untilNodeAnswers(logger, "x", () => chain.getChainId(), {
+    backoff: FAST,
+    random: () => 1,
+    signal: stopping.signal,
+  }).catch((e: unknown) => e);
   expect(before).toBe(reason);
   expect(proxy.counts.eth_chainId).toBe(1);
 });

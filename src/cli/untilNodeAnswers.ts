@@ -21,10 +21,15 @@ export async function untilNodeAnswers<T>(
   logger: Logger,
   what: string,
   call: () => Promise<T>,
-  backoff: BackoffOptions = DEFAULT_BACKOFF,
-  random: () => number = Math.random,
-  signal?: AbortSignal,
+  options: {
+    /** DEFAULT_BACKOFF unless given (tests shorten it) */
+    backoff?: BackoffOptions;
+    /** the jitter's source (tests fix it) */
+    random?: () => number;
+    signal?: AbortSignal | undefined;
+  } = {},
 ): Promise<T> {
+  const { backoff = DEFAULT_BACKOFF, random = Math.random, signal } = options;
   for (let attempt = 0; ; attempt++) {
     signal?.throwIfAborted();
     try {
