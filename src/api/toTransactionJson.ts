@@ -8,9 +8,11 @@ import {
   type TransferToValue,
 } from "../prices/transactionValues.ts";
 import type { logs, tokenTransfers, transactions } from "../store/schema.ts";
+import type { SummaryTx } from "../store/transactionSummaries.ts";
 import type { TransactionJson } from "./schemas/transaction.ts";
 
-type TxRow = Omit<typeof transactions.$inferSelect, "storedAt"> & { storedAt?: Date | null | undefined };
+/** A stored row (or what a summary shows of it) or an insert row about to be stored. */
+type TxRow = SummaryTx | (typeof transactions.$inferInsert & { source: string });
 /** What the Transaction resource shows of a log (decoded ones only) and of a transfer: stored or insert rows fit. */
 type LogRow = Pick<typeof logs.$inferInsert, "logIndex" | "address" | "eventName" | "eventArgs">;
 type TransferRow = Pick<
@@ -25,7 +27,7 @@ type TransferRow = Pick<
  * and its transfers' (prices/transactionValues.ts; `NO_VALUE` when not valued).
  */
 export function toTransactionJson(
-  tx: TxRow | (typeof transactions.$inferInsert & { source: string }),
+  tx: TxRow,
   logRows: readonly LogRow[],
   transferRows: readonly TransferRow[],
   tokens: ReadonlyMap<string, TokenConfig>,
@@ -107,7 +109,7 @@ export function checksum(address: string): string {
 export function transactionJsonOf(
   config: Pick<Config, "tokens">,
 ): (
-  tx: TxRow | (typeof transactions.$inferInsert & { source: string }),
+  tx: TxRow,
   logRows: readonly LogRow[],
   transferRows: readonly TransferRow[],
   value?: TransactionValue,

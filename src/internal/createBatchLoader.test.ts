@@ -63,8 +63,89 @@ describe("createBatchLoader", () => {
     expect(await load("bb")).toBe(2);
   });
 
-  it("refuses a batch size that is not a positive integer", () => {
+  it("refuses a batch size or a number in flight that is not a positive integer", () => {
     expect(() => createBatchLoader(async () => new Map(), { maxBatch: 0 })).toThrow(RangeError);
     expect(() => createBatchLoader(async () => new Map(), { maxBatch: 1.5 })).toThrow(RangeError);
+    expect(() => createBatchLoader(async () => new Map(), { maxBatch: 1, maxInFlight: 0 })).toThrow(
+      RangeError,
+    );
+  });
+});
+
+/** A loader whose `loadMany` calls wait until the test settles them, in order (`settle(i)` answers call i). */
+function held(maxBatch: number, maxInFlight: number) {
+  const calls: { keys: string[]; answer(): void; fail(error: Error): void }[] = [];
+  const load = createBatchLoader(
+    (keys: readonly string[]) =>
+      new Promise<ReadonlyMap<string, string>>((resolve, reject) => {
+        calls.push({
+          keys: [...keys],
+          answer: () => resolve(new Map(keys.map((k) => [k, k.toUpperCase()]))),
+          fail: reject,
+        });
+      }),
+    { maxBatch, maxInFlight },
+  );
+  return { load, calls };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("createBatchLoader with maxInFlight", () => {
+  it("gathers the keys of the turns that pass while a batch runs into the next batch", async () => {
+    const { load, calls } = held(100, 1);
+    const first = load("a");
+    await turn();
+    expect(calls.map((c) => c.keys)).toEqual([["a"]]);
+    // Three later turns while the first batch runs: one batch of their keys, sent when it ends.
+    const later = [load("b"), load("c")];
+    await turn();
+    later.push(load("d"), load("b"));
+    await turn();
+    await turn();
+    expect(calls).toHaveLength(1);
+    calls[0]!.answer();
+    expect(await first).toBe("A");
+    await turn();
+    expect(calls.map((c) => c.keys)).toEqual([["a"], ["b", "c", "d"]]);
+    calls[1]!.answer();
+    expect(await Promise.all(later)).toEqual(["B", "C", "D", "B"]);
+  });
+
+  it("runs at most maxInFlight batches at once and sends full batches waiting for a slot in order", async () => {
+    const { load, calls } = held(2, 2);
+    const answers = ["a", "b", "c", "d", "e", "f", "g"].map((k) => load(k));
+    await turn();
+    expect(calls.map((c) => c.keys)).toEqual([
+      ["a", "b"],
+      ["c", "d"],
+    ]);
+    calls[1]!.answer();
+    await turn();
+    expect(calls.map((c) => c.keys)).toEqual([
+      ["a", "b"],
+      ["c", "d"],
+      ["e", "f"],
+    ]);
+    calls[0]!.answer();
+    await turn();
+    expect(calls.at(-1)!.keys).toEqual(["g"]);
+    calls[2]!.answer();
+    calls[3]!.answer();
+    expect(await Promise.all(answers)).toEqual(["A", "B", "C", "D", "E", "F", "G"]);
+  });
+
+  it("frees the slot of a batch that fails", async () => {
+    const { load, calls } = held(100, 1);
+    const failing = load("a");
+    await turn();
+    const next = load("b");
+    await turn();
+    calls[0]!.fail(new Error("database gone"));
+    await expect(failing).rejects.toThrow("database gone");
+    await turn();
+    expect(calls.map((c) => c.keys)).toEqual([["a"], ["b"]]);
+    calls[1]!.answer();
+    expect(await next).toBe("B");
   });
 });

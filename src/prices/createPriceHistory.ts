@@ -41,6 +41,9 @@ export type PriceHistoryDeps = {
   chain?: ChainClient;
 };
 
+/** The api tier's answer depends on the token and the time only. */
+const apiKey = (q: PriceQuery) => `${q.token}|${q.time.getTime()}`;
+
 /** A question with the tokens already on its quote path (a quote on it would close a cycle: no dex price). */
 type Question = PriceQuery & { token: string; path: ReadonlySet<string> };
 
@@ -100,8 +103,14 @@ export function createPriceHistory(common: Common, deps: PriceHistoryDeps): Pric
     }
   }
 
-  /** Tier dex from stored `Sync` logs, for questions whose token's pool is an exclusive contract. */
-  async function fromSyncs(questions: readonly Question[]): Promise<(Price | null)[]> {
+  /**
+   * Tier dex from stored `Sync` logs, for questions whose token's pool is an exclusive contract. `apiKnown`:
+   * the api tier's answers read so far (their quotes' among them), by `apiKey`.
+   */
+  async function fromSyncs(
+    questions: readonly Question[],
+    apiKnown: Map<string, Price | null>,
+  ): Promise<(Price | null)[]> {
     if (questions.length === 0) return [];
     let reserves: Awaited<ReturnType<typeof getSyncReservesAt>>;
     try {
@@ -129,6 +138,7 @@ export function createPriceHistory(common: Common, deps: PriceHistoryDeps): Pric
         blockNumber: q.blockNumber,
         path: new Set([...q.path, q.token]),
       })),
+      apiKnown,
     );
     const answers: (Price | null)[] = questions.map(() => null);
     await Promise.all(
@@ -156,10 +166,40 @@ export function createPriceHistory(common: Common, deps: PriceHistoryDeps): Pric
     return answers;
   }
 
-  /** Every tier for every question: the first that answers wins. */
-  async function resolve(questions: readonly Question[]): Promise<(Price | null)[]> {
+  /** The quote a dex price of `q` from stored `Sync` logs would need, when it may have one. */
+  function syncQuote(q: Question): Question | null {
+    const price = tracked.get(q.token)?.price;
+    if (price?.pool === undefined || price.quote === undefined || !exclusiveContracts.has(price.pool))
+      return null;
+    if (price.quote === q.token || q.path.has(price.quote)) return null;
+    return { token: price.quote, time: q.time, blockNumber: q.blockNumber, path: q.path };
+  }
+
+  /**
+   * Every tier for every question: the first that answers wins. `apiKnown` (by `apiKey`): api answers read
+   * before, not asked again.
+   *
+   * The api tier is asked in one statement for the questions and, at the same times, for the quote tokens
+   * their `Sync`-priced dex tier would need: a question the api tier cannot answer then costs one statement
+   * more (the reserves) instead of two, one after another. A cold `GET /api/tx/:hash` batch went from four
+   * statements to three (docs/performance.md, "The 2026-11-27 fourth session"). When the api tier answers,
+   * the quotes' seeks were wasted: a few index seeks, against a statement's round trip.
+   */
+  async function resolve(
+    questions: readonly Question[],
+    apiKnown = new Map<string, Price | null>(),
+  ): Promise<(Price | null)[]> {
     if (questions.length === 0) return [];
-    const answers = await recorded(questions, "api");
+    const unasked = new Map<string, Question>();
+    for (const q of questions) {
+      for (const asked of [q, syncQuote(q)]) {
+        if (asked && !apiKnown.has(apiKey(asked))) unasked.set(apiKey(asked), asked);
+      }
+    }
+    const read = await recorded([...unasked.values()], "api");
+    let k = 0;
+    for (const key of unasked.keys()) apiKnown.set(key, read[k++] ?? null);
+    const answers = questions.map((q) => apiKnown.get(apiKey(q)) ?? null);
     const pending = questions.flatMap((_q, i) => (answers[i] ? [] : [i]));
     const bySyncs: number[] = [];
     const byRecordedDex: number[] = [];
@@ -169,7 +209,10 @@ export function createPriceHistory(common: Common, deps: PriceHistoryDeps): Pric
       (exclusiveContracts.has(price.pool) ? bySyncs : byRecordedDex).push(i);
     }
     const [syncPrices, dexPoints] = await Promise.all([
-      fromSyncs(bySyncs.map((i) => questions[i]!)),
+      fromSyncs(
+        bySyncs.map((i) => questions[i]!),
+        apiKnown,
+      ),
       recorded(
         byRecordedDex.map((i) => questions[i]!),
         "dex",

@@ -21,8 +21,28 @@ const COUNT = 30;
 async function summaryFromDetails(db: Db, txHash: string): Promise<TransactionSummary | null> {
   const details = await getTransaction(db, txHash);
   if (!details) return null;
+  const t = details.tx;
   return {
-    tx: details.tx,
+    // The fields the API shows, as the stored row has them.
+    tx: {
+      hash: t.hash,
+      blockNumber: t.blockNumber,
+      blockHash: t.blockHash,
+      transactionIndex: t.transactionIndex,
+      blockTimestamp: t.blockTimestamp,
+      fromAddress: t.fromAddress,
+      toAddress: t.toAddress,
+      contractAddress: t.contractAddress,
+      valueWei: t.valueWei,
+      gasUsed: t.gasUsed,
+      gasPrice: t.gasPrice,
+      status: t.status,
+      protocol: t.protocol,
+      actionType: t.actionType,
+      functionName: t.functionName,
+      functionArgs: t.functionArgs,
+      source: t.source,
+    },
     logs: details.logs
       .filter((l) => l.eventName !== null)
       .map(({ logIndex, address, eventName, eventArgs }) => ({ logIndex, address, eventName, eventArgs })),
@@ -58,6 +78,17 @@ describe("transactionSummaries", () => {
         blockNumber: 100 + Math.floor(i / 3),
         blockHash: blockHash(100 + Math.floor(i / 3)),
         transactionIndex: i % 3,
+        // Every third one (hashes 1, 4, 7, …) with what a JSON number could not carry, failed, at a
+        // millisecond: the summary's text encoding must give back the stored values exactly.
+        ...(i % 3 === 0
+          ? {
+              value: maxUint256,
+              effectiveGasPrice: 10n ** 30n + 1n,
+              gasUsed: 2n ** 63n + 7n,
+              status: false,
+              blockTimestamp: new Date("2026-11-21T08:00:00.123Z"),
+            }
+          : {}),
         logs: [
           ...base.logs,
           { logIndex: 2, address: DEMO, topics: [hash(0xdead)], data: "0x" },
@@ -91,6 +122,15 @@ describe("transactionSummaries", () => {
     expect(byLogIndex(summary)).toEqual(await summaryFromDetails(db, hash(7)));
     expect(summary?.logs.map((l) => l.eventName).sort()).toEqual(["Transfer", "Transfer", "Transfer"]);
     expect(summary?.transfers.find((t) => t.logIndex === 3)?.amount).toBe(maxUint256);
+    expect(summary?.tx).toMatchObject({
+      valueWei: maxUint256,
+      gasPrice: 10n ** 30n + 1n,
+      gasUsed: 2n ** 63n + 7n,
+      status: false,
+      blockTimestamp: new Date("2026-11-21T08:00:00.123Z"),
+      toAddress: expect.any(String),
+      contractAddress: null,
+    });
     expect(await getTransactionSummary(db, hash(999))).toBeNull();
   });
 

@@ -19,6 +19,27 @@ import type { LogRow, TransactionRow, TransferRow } from "./transactionReads.ts"
  * skipped rows too.
  */
 
+/** What the API shows of a transaction's own row (SPEC §4 Transaction), as `toTransactionJson` reads it. */
+export type SummaryTx = Pick<
+  TransactionRow,
+  | "hash"
+  | "blockNumber"
+  | "blockHash"
+  | "transactionIndex"
+  | "blockTimestamp"
+  | "fromAddress"
+  | "toAddress"
+  | "contractAddress"
+  | "valueWei"
+  | "gasUsed"
+  | "gasPrice"
+  | "status"
+  | "protocol"
+  | "actionType"
+  | "functionName"
+  | "functionArgs"
+  | "source"
+>;
 /** A decoded log as the API shows it (`decodedData.events[]`). */
 export type EventSummary = Pick<LogRow, "logIndex" | "address" | "eventName" | "eventArgs">;
 /** A tracked-token transfer as the API shows it (`tokenTransfers[]`). */
@@ -27,14 +48,42 @@ export type TransferSummary = Pick<
   "logIndex" | "tokenAddress" | "fromAddress" | "toAddress" | "amount"
 >;
 /** A stored transaction with what the API shows of its receipt. `logs`: decoded ones only, any order. */
-export type TransactionSummary = { tx: TransactionRow; logs: EventSummary[]; transfers: TransferSummary[] };
+export type TransactionSummary = { tx: SummaryTx; logs: EventSummary[]; transfers: TransferSummary[] };
 
 type EventTuple = [number, string, string, Record<string, unknown> | null];
 type TransferTuple = [number, string, string, string, string];
+/** A summary as the statement returns it: `SummaryTx`'s fields in order (uint256 as text, time as ms), then both lists. */
+type SummaryTuple = [
+  string,
+  number,
+  string,
+  number,
+  number,
+  string,
+  string | null,
+  string | null,
+  string,
+  string,
+  string,
+  boolean,
+  string,
+  string,
+  string,
+  Record<string, unknown>,
+  string,
+  EventTuple[],
+  TransferTuple[],
+];
 
 /**
- * The select list of a summary query over `transactions`: the row, and its events and transfers as JSON
- * arrays of positional tuples (amounts as text: a JSON number would lose uint256 precision).
+ * The select list of a summary query over `transactions`: one text column, `summary`, holding the row's shown
+ * fields, its events and its transfers as one JSON array of positional tuples (`toSummary` parses it).
+ *
+ * Why one JSON text per row: every column of every row costs PGlite a parse in JavaScript and a structured
+ * clone from its thread, and node-postgres a parse; the 23 columns of a stored row made that most of a
+ * by-hash read. As one text value, parsed here by `JSON.parse`, the same 25 transactions were read in 1.8 ms
+ * instead of 2.9 on PGlite (docs/performance.md, "The 2026-11-27 fourth session"). uint256 values and amounts
+ * travel as text (a JSON number would lose their precision), the block time as milliseconds since the epoch.
  */
 export function summaryFields() {
   // Spelled out with their tables: Drizzle leaves columns unqualified in a one-table select, and inside the
@@ -45,51 +94,79 @@ export function summaryFields() {
   const t = (column: keyof typeof transactions.$inferSelect) =>
     qualified("transactions", transactions[column].name);
   return {
-    tx: transactions,
-    events: sql<
-      EventTuple[]
-    >`(select coalesce(json_agg(json_build_array(${l("logIndex")}, ${l("address")}, ${l("eventName")}, ${l("eventArgs")})), '[]'::json)
-      from ${logs} where ${l("blockNumber")} = ${t("blockNumber")} and ${l("transactionIndex")} = ${t("transactionIndex")}
-        and ${l("txHash")} = ${t("hash")} and ${l("eventName")} is not null)`,
-    transfers: sql<
-      TransferTuple[]
-    >`(select coalesce(json_agg(json_build_array(${x("logIndex")}, ${x("tokenAddress")}, ${x("fromAddress")}, ${x("toAddress")}, ${x("amount")}::text)), '[]'::json)
-      from ${tokenTransfers} where ${x("blockNumber")} = ${t("blockNumber")}
-        and ${x("transactionIndex")} = ${t("transactionIndex")} and ${x("txHash")} = ${t("hash")})`,
+    summary: sql<string>`json_build_array(${t("hash")}, ${t("blockNumber")}, ${t("blockHash")},
+      ${t("transactionIndex")}, (extract(epoch from ${t("blockTimestamp")}) * 1000)::int8, ${t("fromAddress")},
+      ${t("toAddress")}, ${t("contractAddress")}, ${t("valueWei")}::text, ${t("gasUsed")}::text,
+      ${t("gasPrice")}::text, ${t("status")}, ${t("protocol")}, ${t("actionType")}, ${t("functionName")},
+      ${t("functionArgs")}, ${t("source")},
+      (select coalesce(json_agg(json_build_array(${l("logIndex")}, ${l("address")}, ${l("eventName")}, ${l("eventArgs")})), '[]'::json)
+        from ${logs} where ${l("blockNumber")} = ${t("blockNumber")} and ${l("transactionIndex")} = ${t("transactionIndex")}
+          and ${l("txHash")} = ${t("hash")} and ${l("eventName")} is not null),
+      (select coalesce(json_agg(json_build_array(${x("logIndex")}, ${x("tokenAddress")}, ${x("fromAddress")}, ${x("toAddress")}, ${x("amount")}::text)), '[]'::json)
+        from ${tokenTransfers} where ${x("blockNumber")} = ${t("blockNumber")}
+          and ${x("transactionIndex")} = ${t("transactionIndex")} and ${x("txHash")} = ${t("hash")}))::text`,
   };
 }
 
 const qualified = (table: string, column: string) => sql`${sql.identifier(table)}.${sql.identifier(column)}`;
 
 /** A row of a `summaryFields()` select -> the summary. */
-export function toSummary(row: {
-  tx: TransactionRow;
-  events: EventTuple[] | string;
-  transfers: TransferTuple[] | string;
-}): TransactionSummary {
+export function toSummary(row: { summary: string }): TransactionSummary {
+  const [
+    hash,
+    blockNumber,
+    blockHash,
+    transactionIndex,
+    blockTimeMs,
+    fromAddress,
+    toAddress,
+    contractAddress,
+    valueWei,
+    gasUsed,
+    gasPrice,
+    status,
+    protocol,
+    actionType,
+    functionName,
+    functionArgs,
+    source,
+    events,
+    transfers,
+  ] = JSON.parse(row.summary) as SummaryTuple;
   return {
-    tx: row.tx,
-    logs: json<EventTuple[]>(row.events).map(([logIndex, address, eventName, eventArgs]) => ({
+    tx: {
+      hash,
+      blockNumber,
+      blockHash,
+      transactionIndex,
+      blockTimestamp: new Date(blockTimeMs),
+      fromAddress,
+      toAddress,
+      contractAddress,
+      valueWei: BigInt(valueWei),
+      gasUsed: BigInt(gasUsed),
+      gasPrice: BigInt(gasPrice),
+      status,
+      protocol,
+      actionType,
+      functionName,
+      functionArgs,
+      source,
+    },
+    logs: events.map(([logIndex, address, eventName, eventArgs]) => ({
       logIndex,
       address,
       eventName,
       eventArgs,
     })),
-    transfers: json<TransferTuple[]>(row.transfers).map(
-      ([logIndex, tokenAddress, fromAddress, toAddress, amount]) => ({
-        logIndex,
-        tokenAddress,
-        fromAddress,
-        toAddress,
-        amount: BigInt(amount),
-      }),
-    ),
+    transfers: transfers.map(([logIndex, tokenAddress, fromAddress, toAddress, amount]) => ({
+      logIndex,
+      tokenAddress,
+      fromAddress,
+      toAddress,
+      amount: BigInt(amount),
+    })),
   };
-}
-
-/** Drivers parse `json` columns; a driver configured not to hands over the text. */
-function json<T>(value: T | string): T {
-  return typeof value === "string" ? (JSON.parse(value) as T) : value;
 }
 
 /**

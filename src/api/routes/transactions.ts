@@ -28,6 +28,12 @@ export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
 export const TX_BATCH = 100;
 
 /**
+ * Batches of cache misses read at once: on PGlite's one connection one (the misses that arrive meanwhile make
+ * the next batch, see `createBatchLoader`); on PostgreSQL a few, each on a connection of the pool.
+ */
+const TX_BATCHES_IN_FLIGHT = { pglite: 1, postgres: 4 } as const;
+
+/**
  * `GET /api/tx/:hash` and `GET /api/transactions/recent` (SPEC §4 rows 5 and 6). With `deps.events`, their
  * serialized bodies are cached until an event changes them: a transaction's until a reorg removes one (a
  * stored transaction never changes otherwise; a 404 is never cached), the recent lists until any stored or
@@ -57,7 +63,7 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
       const jsons = await toTransactionsJson(found, tokens, deps.valueTransactions);
       return new Map(found.map((summary, i) => [summary.tx.hash, jsons[i]!]));
     },
-    { maxBatch: TX_BATCH },
+    { maxBatch: TX_BATCH, maxInFlight: TX_BATCHES_IN_FLIGHT[deps.database.kind] },
   );
 
   app.get(
