@@ -29,7 +29,7 @@ import { errorMessage } from "../src/internal/errors.ts";
 import { createLogger } from "../src/internal/logger.ts";
 import { createMetrics } from "../src/internal/metrics.ts";
 import { createShutdown } from "../src/internal/shutdown.ts";
-import { tuneV8 } from "../src/internal/tuneV8.ts";
+import { setHeapWork, tuneV8 } from "../src/internal/tuneV8.ts";
 import { createPriceHistory } from "../src/prices/createPriceHistory.ts";
 import { createTransactionValuer } from "../src/prices/transactionValues.ts";
 import { createTimeSeries } from "../src/stats/createTimeSeries.ts";
@@ -199,6 +199,8 @@ async function main(): Promise<void> {
   out(
     `background valuation of history volumes (the writer's, after the seeding's commits): ${bucketsValued} buckets in ${((performance.now() - valuationStarted) / 1000).toFixed(1)} s`,
   );
+  // Seeded and valued: from here the process is what `protoscan start` is once caught up, a server.
+  setHeapWork("serving");
   const app = await buildApp(common, {
     database: bench.database,
     chain,

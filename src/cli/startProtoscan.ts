@@ -6,7 +6,8 @@ import { type ChainClient, createChainClient } from "../chain/createChainClient.
 import { configSecrets } from "../config/configSecrets.ts";
 import type { Config } from "../config/schema.ts";
 import { assertStoreOnChain } from "../indexer/assertStoreOnChain.ts";
-import type { Indexer } from "../indexer/createIndexer.ts";
+import { heapWorkFor } from "../indexer/catchingUp.ts";
+import type { Indexer, IndexerStatus } from "../indexer/createIndexer.ts";
 import { createLocalBroadcaster } from "../ingest/broadcaster.ts";
 import { createIngest, type Ingest } from "../ingest/createIngest.ts";
 import type { Common } from "../internal/common.ts";
@@ -14,6 +15,7 @@ import { createLogger, type Logger } from "../internal/logger.ts";
 import { createMetrics } from "../internal/metrics.ts";
 import { CODE } from "../internal/repoRoot.ts";
 import { createShutdown } from "../internal/shutdown.ts";
+import { setHeapWork } from "../internal/tuneV8.ts";
 import { createPriceEngine } from "../prices/createPriceEngine.ts";
 import { createPriceHistory } from "../prices/createPriceHistory.ts";
 import type { PriceRefresher } from "../prices/createPriceRefresher.ts";
@@ -89,6 +91,22 @@ export type Protoscan = {
   failed: Promise<Error>;
   stop(): Promise<void>;
 };
+
+/** How often a process that serves the API looks at its indexer's status for the heap's tuning. */
+const HEAP_WORK_CHECK_MS = 1000;
+
+/**
+ * Tune the heap for what the process does (`heapWorkFor`: serving, or indexing while its indexer catches up),
+ * now and every `HEAP_WORK_CHECK_MS`; returns the stop. Only processes that serve the API call it: an indexer
+ * alone keeps the lean growth `tuneV8` set.
+ */
+function followHeapWork(status: (() => IndexerStatus) | null, confirmations: number): () => Promise<void> {
+  const apply = () => setHeapWork(heapWorkFor(status?.() ?? null, confirmations));
+  apply();
+  const timer = setInterval(apply, HEAP_WORK_CHECK_MS);
+  timer.unref();
+  return async () => clearInterval(timer);
+}
 
 /**
  * Wire protoscan's subsystems for one process and start them: database (+ migrations), chain client
@@ -231,6 +249,9 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
       const server = app;
       shutdown.add(() => server.close());
       url = await app.listen({ host: options.host, port: options.port });
+      // Serving: the heap is tuned for it, except while this process's indexer backfills.
+      const running = writers;
+      shutdown.add(followHeapWork(running && (() => running.indexerStatus()), config.indexer.confirmations));
       logger.info(
         { url, role: options.role, database: database.label, code: CODE },
         "protoscan is listening",

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { CATCHING_UP_BLOCKS, isCatchingUp } from "./catchingUp.ts";
+import { CATCHING_UP_BLOCKS, heapWorkFor, isCatchingUp } from "./catchingUp.ts";
 
 /** An indexer `lagBlocks` behind a head at block 1,000 (null: no cycle has read the head). */
 const status = (lagBlocks: number | null) => ({
@@ -19,4 +19,23 @@ test("behavior: more than CATCHING_UP_BLOCKS below its target is catching up; an
   expect(isCatchingUp(status(12 + 11), 12)).toBe(true);
   expect(isCatchingUp(status(null), 0)).toBe(false);
   expect(isCatchingUp({ chainHead: 1000, indexedBlock: null }, 0)).toBe(false);
+});
+
+test("behavior: the heap is tuned for indexing while a backfill runs or is about to, else for serving", () => {
+  const running = (lagBlocks: number | null, indexedBlock?: null) => ({
+    ...status(lagBlocks),
+    ...(indexedBlock === null ? { indexedBlock } : {}),
+    running: true,
+  });
+  // an API replica (no indexer), a standby writer, an indexer following the head
+  expect(heapWorkFor(null, 0)).toBe("serving");
+  expect(heapWorkFor({ ...status(null), running: false }, 0)).toBe("serving");
+  expect(heapWorkFor({ ...status(0), running: false }, 0)).toBe("serving");
+  expect(heapWorkFor(running(12), 12)).toBe("serving");
+  // a cycle that has not read the head yet, a first backfill before its first commit, a backfill
+  expect(heapWorkFor(running(null), 0)).toBe("indexing");
+  expect(heapWorkFor(running(500, null), 0)).toBe("indexing");
+  expect(heapWorkFor({ ...status(500), indexedBlock: null, running: false }, 0)).toBe("indexing");
+  expect(heapWorkFor(running(CATCHING_UP_BLOCKS + 1), 0)).toBe("indexing");
+  expect(heapWorkFor({ ...status(CATCHING_UP_BLOCKS + 1), running: false }, 0)).toBe("indexing");
 });

@@ -1,3 +1,5 @@
+import type { HeapWork } from "../internal/tuneV8.ts";
+
 /** The part of an indexer's status (`Indexer.status()`, or what the API is given of it) the rule reads. */
 export type IndexerProgress = { chainHead: number | null; indexedBlock: number | null };
 
@@ -23,4 +25,21 @@ export function isCatchingUp(status: IndexerProgress, confirmations: number): bo
     indexedBlock !== null &&
     chainHead - indexedBlock - confirmations > CATCHING_UP_BLOCKS
   );
+}
+
+/**
+ * What this process's heap should be tuned for (internal/tuneV8.ts `setHeapWork`), given its indexer's status
+ * (null: it runs none, as an API replica). Indexing while the indexer catches up, while a cycle runs whose head
+ * is not known yet, and while the head is known but nothing is indexed yet (a first backfill before its first
+ * commit): a backfill's peak memory is what a third of Ponder's is judged on. Serving otherwise, also while it
+ * runs no cycle and knows no head (a standby writer on PostgreSQL).
+ */
+export function heapWorkFor(
+  status: (IndexerProgress & { running: boolean }) | null,
+  confirmations: number,
+): HeapWork {
+  if (status === null) return "serving";
+  if (status.chainHead === null) return status.running ? "indexing" : "serving";
+  if (status.indexedBlock === null) return "indexing";
+  return isCatchingUp(status, confirmations) ? "indexing" : "serving";
 }

@@ -7,9 +7,14 @@ const run = promisify(execFile);
 const MODULE = fileURLToPath(new URL("./tuneV8.ts", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-/** Run `script` in a child process, tuned by tuneV8() first or left at Node's defaults; its stdout as JSON. */
-async function inChild<T>(script: string, mode: "tuned" | "default"): Promise<T> {
-  const prelude = `if (process.argv[1] === "tuned") (await import(${JSON.stringify(MODULE)})).tuneV8();\n`;
+/**
+ * Run `script` in a child process, tuned by tuneV8() first (then, for "serving", `setHeapWork("serving")`) or
+ * left at Node's defaults; its stdout as JSON.
+ */
+async function inChild<T>(script: string, mode: "tuned" | "serving" | "default"): Promise<T> {
+  const prelude = `const tune = await import(${JSON.stringify(MODULE)});
+if (process.argv[1] !== "default") tune.tuneV8();
+if (process.argv[1] === "serving") tune.setHeapWork("serving");\n`;
   const { stdout } = await run(
     process.execPath,
     ["--import", "tsx", "--input-type=module", "--eval", prelude + script, mode],
@@ -82,6 +87,15 @@ describe("tuneV8", () => {
     ]);
     // Live: about 20 MB plus a 30 MB window. Bounded at +50% per full collection, unbounded up to 4x.
     expect(tuned.peakMb).toBeLessThan(untuned.peakMb * 0.75);
+  });
+
+  it("lets the old generation grow further once the process serves, from the next full collection on", async () => {
+    const [tuned, serving] = await Promise.all([
+      inChild<{ peakMb: number }>(CHURN, "tuned"),
+      inChild<{ peakMb: number }>(CHURN, "serving"),
+    ]);
+    // 25% against 100% over the same live set: the switch made at run time takes effect.
+    expect(serving.peakMb).toBeGreaterThan(tuned.peakMb * 1.2);
   });
 
   it("has WebAssembly compiled by Liftoff only, never tiered up to TurboFan however hot", async () => {

@@ -15,11 +15,45 @@ import { setFlagsFromString } from "node:v8";
 export const HEAP_GROWING_PERCENT = 25;
 
 /**
+ * The same growth while a process serves the API and its indexer (if it runs one) follows the head.
+ *
+ * At 25%, serving was paced by full collections: under 50 concurrent cold `GET /api/tx/:hash` (`bench:api`
+ * txCold), the old generation filled its 25% every 0.6 s with what requests in flight had promoted, and each
+ * full collection's marking held the event loop for up to 15 ms at a time: p99 41-49 ms. At 100% (V8's own
+ * default ranges from 10% to 300%), in three alternated rounds: p99 22-27 ms, 10-15% more req/s at 15% less
+ * CPU per request, for a heap that may reach twice the live set between collections (docs/performance.md,
+ * "The 2026-11-27 fourth session"). A backfill's peak, judged against a third of Ponder's memory, keeps 25%.
+ */
+export const SERVING_HEAP_GROWING_PERCENT = 100;
+
+/** What the process mainly does, for the heap's growth: indexing (a backfill), or serving at the head. */
+export type HeapWork = "indexing" | "serving";
+
+let heapWork: HeapWork | null = null;
+
+/**
+ * Set the old generation's growth for `work` (`HEAP_GROWING_PERCENT` or `SERVING_HEAP_GROWING_PERCENT`). V8
+ * reads the flag whenever a full collection sets the next limit, so it applies from the next one.
+ */
+export function setHeapWork(work: HeapWork): void {
+  if (work === heapWork) return;
+  heapWork = work;
+  const percent = work === "indexing" ? HEAP_GROWING_PERCENT : SERVING_HEAP_GROWING_PERCENT;
+  setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/** The last `setHeapWork` (null before any). */
+export function currentHeapWork(): HeapWork | null {
+  return heapWork;
+}
+
+/**
  * The V8 settings protoscan runs with, for the rest of this process (all its threads: V8 flags are per
  * process). The CLI calls it first thing, before the heap has grown and before PGlite's WebAssembly is
  * compiled; the benchmarks call it too, so that they measure what runs.
  *
- * - `--heap-growing-percent` (HEAP_GROWING_PERCENT): the old generation's growth between full collections.
+ * - `--heap-growing-percent`: the old generation's growth between full collections, HEAP_GROWING_PERCENT
+ *   (`setHeapWork("indexing")`) until the process says it serves (`setHeapWork("serving")`).
  * - `--liftoff-only`: PGlite's WebAssembly (PostgreSQL) is compiled by V8's baseline tier (Liftoff) only, each
  *   function on its first call, and never again by the optimizing tier (TurboFan). TurboFan's compilations
  *   were most of the cost of opening a database and their memory stayed with the process: on `npm start`
@@ -33,6 +67,6 @@ export const HEAP_GROWING_PERCENT = 25;
  *   On PostgreSQL (no WebAssembly) it changes nothing. docs/performance.md ("First start").
  */
 export function tuneV8(): void {
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  setHeapWork("indexing");
   setFlagsFromString("--liftoff-only");
 }
