@@ -33,6 +33,7 @@ import { setHeapWork, tuneV8 } from "../src/internal/tuneV8.ts";
 import { createPriceHistory } from "../src/prices/createPriceHistory.ts";
 import { createTransactionValuer } from "../src/prices/transactionValues.ts";
 import { createTimeSeries } from "../src/stats/createTimeSeries.ts";
+import { listenForChanges } from "../src/store/changeNotices.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
 import { runBench } from "./_shared/runBench.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
@@ -187,7 +188,10 @@ async function main(): Promise<void> {
     bench.database.kind === "pglite" ? caughtUpIndexer(dataset.lastBlock, new Date()) : undefined;
   // History as `protoscan start` serves it: the writer values bucket volumes in the background after its
   // commits (stats/createHistoryValuer.ts); here, once, after the seeding's commits, timed.
-  const history = createPriceHistory(common, { db, chain });
+  // The change notices, heard as `protoscan start` hears them: the API's caches and the price history's spans.
+  const changes = await listenForChanges(bench.database, { logger: common.logger });
+  cleanups.push(() => changes.close());
+  const history = createPriceHistory(common, { db, chain, changes });
   const timeSeries = createTimeSeries(common, {
     db,
     prices: history,
@@ -207,6 +211,7 @@ async function main(): Promise<void> {
     events,
     history,
     timeSeries,
+    changes,
     ...(indexer ? { indexer } : {}),
   });
   cleanups.push(() => app.close());

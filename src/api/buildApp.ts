@@ -65,10 +65,6 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
         return status !== undefined && isCatchingUp(status, common.config.indexer.confirmations);
       },
     });
-  const history = deps.history ?? createPriceHistory(common, { db: deps.database.db, chain: deps.chain });
-  const valueTransactions = createTransactionValuer(common.config, history);
-  const timeSeries =
-    deps.timeSeries ?? createTimeSeries(common, { db: deps.database.db, prices: history, valueTransactions });
   // Caches exist only with events; those built from balances or the cursor also need the change notices.
   let changes = deps.changes;
   if (deps.events && !changes) {
@@ -76,6 +72,11 @@ export async function buildApp(common: Common, deps: AppDeps): Promise<FastifyIn
     app.addHook("onClose", () => own.close());
     changes = own;
   }
+  const history =
+    deps.history ?? createPriceHistory(common, { db: deps.database.db, chain: deps.chain, changes });
+  const valueTransactions = createTransactionValuer(common.config, history);
+  const timeSeries =
+    deps.timeSeries ?? createTimeSeries(common, { db: deps.database.db, prices: history, valueTransactions });
   const accounts = createAccountReader({ chain: deps.chain, logger: common.logger.child({ module: "api" }) });
   const routeDeps: RouteDeps = {
     ...deps,

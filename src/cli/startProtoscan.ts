@@ -24,6 +24,7 @@ import { createHub, type HubSource } from "../realtime/createHub.ts";
 import { createPgFanout } from "../realtime/createPgFanout.ts";
 import { valueEvents } from "../realtime/valueEvents.ts";
 import { createTimeSeries } from "../stats/createTimeSeries.ts";
+import { listenForChanges } from "../store/changeNotices.ts";
 import { createDatabase, type Database } from "../store/createDatabase.ts";
 import { createWriterLock, type WriterLock } from "../store/createWriterLock.ts";
 import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
@@ -157,8 +158,15 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
     // One price engine per process: the API reads it, and the active writer refreshes every tracked token's
     // price every prices.cacheSeconds so the prices table stays warm for every replica.
     const prices = createPriceEngine(common, { chain, db: database.db });
+    // Committed writes heard (migration 0009): the API empties its caches on them, the price history its
+    // spans of recorded points. An indexer alone has no cache to empty.
+    const changes =
+      options.role === "indexer"
+        ? undefined
+        : await listenForChanges(database, { logger: logger.child({ module: "api" }) });
+    if (changes) shutdown.add(() => changes.close());
     // Prices at past times: transaction values at block time in the API and the WebSocket (SPEC §10.2).
-    const history = createPriceHistory(common, { db: database.db, chain });
+    const history = createPriceHistory(common, { db: database.db, chain, changes });
     const valueTransactions = createTransactionValuer(config, history);
     // Protocol and global history: the API serves it, the writer values its bucket volumes in the background.
     const timeSeries = createTimeSeries(common, { db: database.db, prices: history, valueTransactions });
@@ -243,6 +251,7 @@ export async function startProtoscan(options: StartOptions): Promise<Protoscan> 
         prices,
         history,
         timeSeries,
+        ...(changes ? { changes } : {}),
         ...(writers ? { indexerStatus: writers.indexerStatus, inboxSignal } : {}),
         ...(writerLock ? { writerLock } : {}),
       });

@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/helpers/db.ts"
 import { captureQueries, explainQuery } from "../../test/helpers/explain.ts";
 import { testCommon, testConfig } from "../chain/_test/testCommon.ts";
 import type { Address, Config, TokenConfig } from "../config/schema.ts";
+import { listenForChanges } from "../store/changeNotices.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { insertPricePoints } from "../store/priceHistoryReads.ts";
 import { SYNC_TOPIC } from "../store/schema.ts";
@@ -136,6 +137,49 @@ describe("priceAt", () => {
       [1.8, "dex"],
       null,
     ]);
+  });
+});
+
+describe("with the change notices", () => {
+  test("behavior: questions outside their token's span of points cost no statement until price_history changes", async () => {
+    const common = testCommon(config());
+    const changes = await listenForChanges(tdb.database, { logger: common.logger });
+    try {
+      const heard = (table: string) =>
+        new Promise<void>((resolve) => {
+          const stop = changes.subscribe((notice) => {
+            if (notice === table) {
+              stop();
+              resolve();
+            }
+          });
+        });
+      const kept = createPriceHistory(common, { db, changes });
+      const priceHistoryReads = async (read: () => Promise<unknown>) =>
+        (await captureQueries(tdb.database, read)).filter((q) => q.text.includes("price_history"));
+      // Hours 1,000 on: after every point of A and Q. The first call reads the spans, the second nothing.
+      const far = [
+        { token: A, time: at(1000) },
+        { token: Q, time: at(1000) },
+      ];
+      expect((await priceHistoryReads(() => kept.pricesAt(far))).length).toBeGreaterThan(0);
+      expect(await kept.pricesAt(far)).toEqual([
+        { usd: 0.5, source: "static", at: at(1000) },
+        { usd: 1, source: "static", at: at(1000) },
+      ]);
+      expect(await priceHistoryReads(() => kept.pricesAt([{ token: A, time: at(1001) }]))).toEqual([]);
+      // A point recorded later is heard: the spans are read again and the point answers.
+      const recorded = heard("price_history");
+      await insertPricePoints(db, [
+        { tokenAddress: A, source: "api", time: at(1001), priceUsd: 5, origin: "engine" },
+      ]);
+      await recorded;
+      expect(await kept.priceAt(A, at(1001.5))).toEqual({ usd: 5, source: "api", at: at(1001) });
+      // Without the notices, the same history asks every time.
+      expect((await priceHistoryReads(() => history.pricesAt(far))).length).toBeGreaterThan(0);
+    } finally {
+      await changes.close();
+    }
   });
 });
 

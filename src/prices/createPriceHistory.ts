@@ -19,8 +19,14 @@ import type { ChainClient } from "../chain/createChainClient.ts";
 import type { TokenConfig } from "../config/schema.ts";
 import type { Common } from "../internal/common.ts";
 import { errorMessage } from "../internal/errors.ts";
+import type { ChangeNotices } from "../store/changeNotices.ts";
 import type { Db } from "../store/createDatabase.ts";
-import { getRecordedPricesAt, getSyncReservesAt } from "../store/priceHistoryReads.ts";
+import {
+  getRecordedPricesAt,
+  getRecordedSpans,
+  getSyncReservesAt,
+  type RecordedSpan,
+} from "../store/priceHistoryReads.ts";
 import { poolPrice } from "./dexTier.ts";
 import { MAX_API_PRICE_AGE_MS, type Price } from "./price.ts";
 import { staticPrice } from "./staticTier.ts";
@@ -39,6 +45,11 @@ export type PriceHistoryDeps = {
   db: Db;
   /** reads the `decimals` of a quote token that is not tracked (once per token); without it, no dex price */
   chain?: ChainClient;
+  /**
+   * the change notices of the database (`listenForChanges`): with them, each token's span of recorded points
+   * is kept until `price_history` changes, and questions outside it are not asked (see `recorded`)
+   */
+  changes?: ChangeNotices | undefined;
 };
 
 /** The api tier's answer depends on the token and the time only. */
@@ -88,15 +99,67 @@ export function createPriceHistory(common: Common, deps: PriceHistoryDeps): Pric
     return read;
   }
 
+  /** Per tier, each token's span of recorded points (null: none), while the change notices are heard. */
+  const spans = { api: new Map<string, RecordedSpan | null>(), dex: new Map<string, RecordedSpan | null>() };
+  /** Counts the emptyings of `spans`: a span read before one is not kept. */
+  let spansEmptied = 0;
+  deps.changes?.subscribe((notice) => {
+    if (notice !== "*" && notice !== "price_history") return;
+    spansEmptied++;
+    spans.api.clear();
+    spans.dex.clear();
+  });
+
+  /**
+   * Whether each question may have a recorded point of `source`: from its token's first point to the
+   * maximum age after its last. Without the change notices (or while they are not heard), every question may.
+   */
+  async function mayBeRecorded(questions: readonly Question[], source: "api" | "dex"): Promise<boolean[]> {
+    const notices = deps.changes;
+    if (!notices?.listening()) return questions.map(() => true);
+    const kept = spans[source];
+    const emptied = spansEmptied;
+    const unknown = [...new Set(questions.map((q) => q.token))].filter((token) => !kept.has(token));
+    const read = await getRecordedSpans(deps.db, source, unknown);
+    if (emptied === spansEmptied) for (const token of unknown) kept.set(token, read.get(token) ?? null);
+    return questions.map((q) => {
+      const span = kept.has(q.token) ? kept.get(q.token) : read.get(q.token);
+      return (
+        span != null &&
+        q.time.getTime() >= span.first.getTime() &&
+        q.time.getTime() - MAX_API_PRICE_AGE_MS <= span.last.getTime()
+      );
+    });
+  }
+
+  /**
+   * The last recorded point of `source` for each question, at most `MAX_API_PRICE_AGE_MS` old.
+   *
+   * Questions outside their token's span of points are answered null without a statement: on a chain whose
+   * tokens have no api points (no price API, or blocks older than its history), a batch of cold
+   * `GET /api/tx/:hash` reads skipped its api statement, a quarter of its work on PGlite's thread (bench:api
+   * txCold: 20-25% more req/s; docs/performance.md, "The 2026-11-27 fourth session"). The spans are read once per
+   * token and kept until a write to `price_history` is heard, like the API's cached bodies.
+   */
   async function recorded(questions: readonly Question[], source: "api" | "dex"): Promise<(Price | null)[]> {
     if (questions.length === 0) return [];
     try {
+      const may = await mayBeRecorded(questions, source);
+      const asked = questions.filter((_q, i) => may[i]);
+      const answers: (Price | null)[] = questions.map(() => null);
+      if (asked.length === 0) return answers;
       const points = await getRecordedPricesAt(
         deps.db,
-        questions.map((q) => ({ token: q.token, source, at: q.time })),
+        asked.map((q) => ({ token: q.token, source, at: q.time })),
         MAX_API_PRICE_AGE_MS,
       );
-      return points.map((p) => (p && p.priceUsd > 0 ? { usd: p.priceUsd, source, at: p.time } : null));
+      let k = 0;
+      questions.forEach((_q, i) => {
+        if (!may[i]) return;
+        const p = points[k++];
+        answers[i] = p && p.priceUsd > 0 ? { usd: p.priceUsd, source, at: p.time } : null;
+      });
+      return answers;
     } catch (error) {
       logger.warn({ source, error: errorMessage(error) }, "recorded prices not read");
       return questions.map(() => null);

@@ -67,6 +67,34 @@ export async function getLatestPricePoints(
   return latest;
 }
 
+/** The times of a token's first and last recorded point of one tier. */
+export type RecordedSpan = { first: Date; last: Date };
+
+/**
+ * For each token (lowercase) with points of `source`, the times of its first and last one: two seeks of the
+ * primary key per token. Tokens without any are left out.
+ */
+export async function getRecordedSpans(
+  db: Db,
+  source: string,
+  tokens: readonly string[],
+): Promise<Map<string, RecordedSpan>> {
+  const spans = new Map<string, RecordedSpan>();
+  if (tokens.length === 0) return spans;
+  const h = priceHistory;
+  const result = await db.execute<{ token: string; first: string | Date; last: string | Date }>(sql`
+    select k.token,
+      (select min(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = ${source}) as first,
+      (select max(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = ${source}) as last
+    from unnest(${sql.param([...tokens])}::text[]) as k(token)`);
+  for (const row of result.rows) {
+    if (row.first !== null && row.last !== null) {
+      spans.set(row.token, { first: new Date(row.first), last: new Date(row.last) });
+    }
+  }
+  return spans;
+}
+
 /** One question for `getRecordedPricesAt`: the token's last `source` point at or before `at`. */
 export type RecordedPriceQuery = { token: string; source: string; at: Date };
 
