@@ -18,6 +18,7 @@ export function caughtUpIndexer(head: number, lastRunAt: Date): Indexer {
       lagBlocks: 0,
       lastRunAt,
       running: false,
+      backfilling: false,
       failure: null,
     }),
   };

@@ -60,6 +60,7 @@ const IDLE: IndexerStatus = {
   lagBlocks: null,
   lastRunAt: null,
   running: false,
+  backfilling: false,
   failure: null,
 };
 

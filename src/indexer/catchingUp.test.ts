@@ -26,16 +26,20 @@ test("behavior: the heap is tuned for indexing while a backfill runs or is about
     ...status(lagBlocks),
     ...(indexedBlock === null ? { indexedBlock } : {}),
     running: true,
+    backfilling: false,
   });
   // an API replica (no indexer), a standby writer, an indexer following the head
   expect(heapWorkFor(null, 0)).toBe("serving");
-  expect(heapWorkFor({ ...status(null), running: false }, 0)).toBe("serving");
-  expect(heapWorkFor({ ...status(0), running: false }, 0)).toBe("serving");
+  const idle = { running: false, backfilling: false };
+  expect(heapWorkFor({ ...status(null), ...idle }, 0)).toBe("serving");
+  expect(heapWorkFor({ ...status(0), ...idle }, 0)).toBe("serving");
   expect(heapWorkFor(running(12), 12)).toBe("serving");
   // a cycle that has not read the head yet, a first backfill before its first commit, a backfill
   expect(heapWorkFor(running(null), 0)).toBe("indexing");
   expect(heapWorkFor(running(500, null), 0)).toBe("indexing");
-  expect(heapWorkFor({ ...status(500), indexedBlock: null, running: false }, 0)).toBe("indexing");
+  expect(heapWorkFor({ ...status(500), indexedBlock: null, ...idle }, 0)).toBe("indexing");
   expect(heapWorkFor(running(CATCHING_UP_BLOCKS + 1), 0)).toBe("indexing");
-  expect(heapWorkFor({ ...status(CATCHING_UP_BLOCKS + 1), running: false }, 0)).toBe("indexing");
+  expect(heapWorkFor({ ...status(CATCHING_UP_BLOCKS + 1), ...idle }, 0)).toBe("indexing");
+  // the end of a backfill cycle: 3 blocks left, but the cycle began far below its target
+  expect(heapWorkFor({ ...running(3), backfilling: true }, 0)).toBe("indexing");
 });

@@ -29,16 +29,18 @@ export function isCatchingUp(status: IndexerProgress, confirmations: number): bo
 
 /**
  * What this process's heap should be tuned for (internal/tuneV8.ts `setHeapWork`), given its indexer's status
- * (null: it runs none, as an API replica). Indexing while the indexer catches up, while a cycle runs whose head
- * is not known yet, and while the head is known but nothing is indexed yet (a first backfill before its first
- * commit): a backfill's peak memory is what a third of Ponder's is judged on. Serving otherwise, also while it
- * runs no cycle and knows no head (a standby writer on PostgreSQL).
+ * (null: it runs none, as an API replica). Indexing while a backfill cycle runs (to its end: its last blocks
+ * may be dense), while the indexer catches up, while a cycle runs whose head is not known yet, and while the
+ * head is known but nothing is indexed yet (a first backfill before its first commit): a backfill's peak
+ * memory is what a third of Ponder's is judged on. Serving otherwise, also while it runs no cycle and knows no
+ * head (a standby writer on PostgreSQL).
  */
 export function heapWorkFor(
-  status: (IndexerProgress & { running: boolean }) | null,
+  status: (IndexerProgress & { running: boolean; backfilling: boolean }) | null,
   confirmations: number,
 ): HeapWork {
   if (status === null) return "serving";
+  if (status.backfilling) return "indexing";
   if (status.chainHead === null) return status.running ? "indexing" : "serving";
   if (status.indexedBlock === null) return "indexing";
   return isCatchingUp(status, confirmations) ? "indexing" : "serving";

@@ -12,6 +12,7 @@ import { errorMessage, walk } from "../internal/errors.ts";
 import type { Db } from "../store/createDatabase.ts";
 import { buildDeferredIndexes, deferIndexes, listDeferredIndexes } from "../store/deferredIndexes.ts";
 import { CURSOR_NAME, getCursor } from "../store/indexerState.ts";
+import { CATCHING_UP_BLOCKS } from "./catchingUp.ts";
 import { ChainMismatchError } from "./errors.ts";
 import { type OpenRange, openRange, type RangeDeps } from "./indexRange.ts";
 import { locateCursor } from "./locateCursor.ts";
@@ -30,6 +31,11 @@ export type IndexerStatus = {
   lagBlocks: number | null;
   lastRunAt: Date | null;
   running: boolean;
+  /**
+   * a cycle runs that began more than `CATCHING_UP_BLOCKS` below its target: a backfill until it ends, however
+   * few blocks are left of it (its last blocks may hold hundreds of transactions each)
+   */
+  backfilling: boolean;
   /** why the indexer stopped for good (a `ChainMismatchError`), else null */
   failure: string | null;
 };
@@ -81,6 +87,7 @@ export function createIndexer(
     lagBlocks: null,
     lastRunAt: null,
     running: false,
+    backfilling: false,
     failure: null,
   };
   // Stopped by stop() or the shutdown: the writers are built afresh each time this process wins the writer lock.
@@ -139,6 +146,7 @@ export function createIndexer(
       // A stored cursor counts as indexed from the start of the cycle, also when nothing is left to index (a
       // restart at the head): the API and the catching-up rule (catchingUp.ts) read it.
       if (!start.neverIndexed) setIndexed(cursor);
+      status.backfilling = target - cursor > CATCHING_UP_BLOCKS;
       if (indexesDeferred === undefined) {
         const deferred = (await listDeferredIndexes(db)).length;
         common.metrics.indexerDeferredIndexes.set(deferred);
@@ -270,6 +278,7 @@ export function createIndexer(
       await ahead?.abandon();
       await deferring?.catch(() => undefined);
       status.running = false;
+      status.backfilling = false;
       status.lastRunAt = new Date();
       progress.end(cursor);
     }

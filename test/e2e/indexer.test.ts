@@ -71,10 +71,12 @@ describe("polling indexer on anvil", () => {
   /** The deferred indexes each commit of `run` saw, in order (read before the commit). */
   async function deferredAtCommits(
     run: () => Promise<number>,
-  ): Promise<{ indexed: number; seen: string[][] }> {
+  ): Promise<{ indexed: number; seen: string[][]; backfilling: boolean[] }> {
     const seen: string[][] = [];
+    const backfilling: boolean[] = [];
     const store = pipeline.ingest.store;
     pipeline.ingest.store = async (prepared, options) => {
+      backfilling.push(pipeline.indexer.status().backfilling);
       const deferred = await listDeferredIndexes(db.database.db);
       // The gauge says the same as the table at every commit.
       const gauge = (await pipeline.common.metrics.indexerDeferredIndexes.get()).values[0]?.value;
@@ -83,16 +85,19 @@ describe("polling indexer on anvil", () => {
       return store(prepared, options);
     };
     try {
-      return { indexed: await run(), seen };
+      return { indexed: await run(), seen, backfilling };
     } finally {
       pipeline.ingest.store = store;
     }
   }
 
   test("default: the store equals the chain after a backfill", async () => {
-    const { indexed, seen } = await deferredAtCommits(() => pipeline.catchUp());
+    const { indexed, seen, backfilling } = await deferredAtCommits(() => pipeline.catchUp());
     // The first backfill committed without its secondary indexes and built them once caught up.
     expect(seen.length).toBeGreaterThan(1);
+    // Its status said "backfilling" at every commit, to the last one (heapWorkFor), and not after it.
+    expect(new Set(backfilling)).toEqual(new Set([true]));
+    expect(pipeline.indexer.status()).toMatchObject({ running: false, backfilling: false });
     for (const deferred of seen) expect(deferred).toEqual(DEFERRABLE_INDEXES);
     expect(await listDeferredIndexes(db.database.db)).toEqual([]);
     expect((await pipeline.common.metrics.indexerDeferredIndexes.get()).values[0]?.value).toBe(0);
