@@ -42,11 +42,6 @@ export function setHeapWork(work: HeapWork): void {
   setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
-/** The last `setHeapWork` (null before any). */
-export function currentHeapWork(): HeapWork | null {
-  return heapWork;
-}
-
 /**
  * The V8 settings protoscan runs with, for the rest of this process (all its threads: V8 flags are per
  * process). The CLI calls it first thing, before the heap has grown and before PGlite's WebAssembly is

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "./createDatabase.ts";
 import { insertRows } from "./insertRows.ts";
 import { logs, priceHistory, SYNC_TOPIC, transactions } from "./schema.ts";
@@ -71,6 +71,16 @@ export async function getLatestPricePoints(
 export type RecordedSpan = { first: Date; last: Date };
 
 /**
+ * The select items `first` and `last`: the times of the first and last point of `token` and `source` (SQL
+ * expressions of the enclosing query), two seeks of the primary key.
+ */
+function spanColumns(token: SQL, source: SQL): SQL {
+  const h = priceHistory;
+  return sql`(select min(${h.time}) from ${h} where ${h.tokenAddress} = ${token} and ${h.source} = ${source}) as first,
+    (select max(${h.time}) from ${h} where ${h.tokenAddress} = ${token} and ${h.source} = ${source}) as last`;
+}
+
+/**
  * For each token (lowercase) with points of `source`, the times of its first and last one: two seeks of the
  * primary key per token. Tokens without any are left out.
  */
@@ -81,11 +91,8 @@ export async function getRecordedSpans(
 ): Promise<Map<string, RecordedSpan>> {
   const spans = new Map<string, RecordedSpan>();
   if (tokens.length === 0) return spans;
-  const h = priceHistory;
   const result = await db.execute<{ token: string; first: string | Date; last: string | Date }>(sql`
-    select k.token,
-      (select min(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = ${source}) as first,
-      (select max(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = ${source}) as last
+    select k.token, ${spanColumns(sql`k.token`, sql`${source}`)}
     from unnest(${sql.param([...tokens])}::text[]) as k(token)`);
   for (const row of result.rows) {
     if (row.first !== null && row.last !== null) {
@@ -119,9 +126,7 @@ export async function getRecordedPricesAt(
     with q as materialized (
       select * from json_to_recordset(${json}::json) as q(i int, token text, source text, at timestamptz)
     ), spans as (
-      select k.token, k.source,
-        (select min(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = k.source) as first,
-        (select max(${h.time}) from ${h} where ${h.tokenAddress} = k.token and ${h.source} = k.source) as last
+      select k.token, k.source, ${spanColumns(sql`k.token`, sql`k.source`)}
       from (select distinct token, source from q) k
     )
     select q.i, p.price_usd, p.time
