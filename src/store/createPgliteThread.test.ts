@@ -179,6 +179,64 @@ describe("createPgliteThread", () => {
     expect(isConnectionError(error)).toBe(false);
   });
 
+  const preparedText = (text: string) =>
+    client.query<{ name: string }>("select name from pg_prepared_statements where statement = $1", [text]);
+
+  test("behavior: a statement is prepared once under a name and bound again for each call", async () => {
+    const text = "select $1::int * 2 as doubled, $2::text as label";
+    for (const n of [1, 2, 3]) {
+      expect((await client.query(text, [n, n === 2 ? null : `n${n}`])).rows).toEqual([
+        { doubled: n * 2, label: n === 2 ? null : `n${n}` },
+      ]);
+    }
+    const names = (await preparedText(text)).rows;
+    expect(names).toHaveLength(1);
+    expect(names[0]!.name).toMatch(/^protoscan_\d+$/);
+  });
+
+  test("behavior: a statement first met inside a transaction runs unnamed, and is prepared outside one", async () => {
+    const text = "select $1::int + 100 as n";
+    await client.transaction(async (tx) => {
+      expect((await tx.query(text, [1])).rows).toEqual([{ n: 101 }]);
+      expect((await tx.query(text, [2])).rows).toEqual([{ n: 102 }]);
+    });
+    expect((await preparedText(text)).rows).toHaveLength(0);
+    expect((await client.query(text, [3])).rows).toEqual([{ n: 103 }]);
+    expect((await preparedText(text)).rows).toHaveLength(1);
+  });
+
+  test("error: a prepared statement's errors keep their fields, and the next call runs", async () => {
+    const text = "select 1 / $1::int as q";
+    for (let i = 0; i < 2; i++) {
+      const error = await client.query(text, [0]).catch((e: unknown) => e);
+      expect(error).toMatchObject({ message: "division by zero", code: "22012" });
+    }
+    expect((await client.query(text, [1])).rows).toEqual([{ q: 1 }]);
+    expect((await preparedText(text)).rows).toHaveLength(1);
+  });
+
+  test("behavior: a prepared statement whose table changed shape answers with the new columns", async () => {
+    await client.exec("create table shape (a int); insert into shape values (1)");
+    const text = "select * from shape where a = $1";
+    expect((await client.query(text, [1])).rows).toEqual([{ a: 1 }]);
+    await client.exec("alter table shape add column b int default 7");
+    expect((await client.query(text, [1])).rows).toEqual([{ a: 1, b: 7 }]);
+    expect((await client.query(text, [1])).rows).toEqual([{ a: 1, b: 7 }]);
+    await client.exec("drop table shape");
+  });
+
+  test("behavior: at most 256 statements stay prepared, the least recently used closed first", async () => {
+    const text = (i: number) => `select ${i}::int + $1::int as n`;
+    for (let i = 0; i < 300; i++) expect((await client.query(text(i), [1])).rows).toEqual([{ n: i + 1 }]);
+    const count = await client.query<{ n: number }>(
+      "select count(*)::int as n from pg_prepared_statements where name like 'protoscan\\_%'",
+    );
+    expect(count.rows[0]!.n).toBeLessThanOrEqual(256);
+    expect((await preparedText(text(0))).rows).toHaveLength(0);
+    expect((await preparedText(text(299))).rows).toHaveLength(1);
+    expect((await client.query(text(0), [2])).rows).toEqual([{ n: 2 }]);
+  });
+
   test("behavior: LISTEN hears NOTIFY until unlistened", async () => {
     const heard: string[] = [];
     const unlisten = await client.listen("items_changed", (payload) => heard.push(payload));

@@ -14,7 +14,7 @@
  * unlisten { channel }, dump { compression }, close. NOTIFYs heard are posted as { channel, payload }.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { PGlite, types } from "@electric-sql/pglite";
+import { PGlite, parse, protocol, types } from "@electric-sql/pglite";
 import { answerMissingFilesCheaply } from "./pgliteMissingFiles.js";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
@@ -101,6 +101,115 @@ async function copyFrom(id, text, data, options) {
 }
 
 /**
+ * Statements kept prepared, by text, least recently used first. PGlite's `query` sends each statement as an
+ * unnamed one: parsed, analyzed and planned on every call, in six round trips through the engine. Here a
+ * statement is parsed once under a name (as node-postgres does for a named query, postgres.js and pgx for
+ * every one), then each call binds and executes it in one round trip, and PostgreSQL plans it once for all
+ * calls when a generic plan costs no more than the custom ones it made for the first five. A cold
+ * `GET /api/tx/:hash` batch spent a quarter of its statement's time planning it (docs/performance.md, "The
+ * 2026-11-27 fifth session").
+ * @type {Map<string, { name: string, paramTypes: number[], rowDescription: import("@electric-sql/pglite").messages.BackendMessage | undefined }>}
+ */
+const prepared = new Map();
+/** Prepared statements kept at most: more than the API's distinct read statements. */
+const MAX_PREPARED = 256;
+let nextStatement = 0;
+
+/** @param {Uint8Array[]} parts */
+function concat(...parts) {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/**
+ * `pg.query(text, params, options)` through a named prepared statement (see `prepared`). Statements first
+ * met inside a transaction run unnamed: those are the writer's, each carrying a whole group of rows, where
+ * planning is nothing next to the work and a kept plan only takes memory. When the statement's result type
+ * changed under it (a migration altered a table it reads), it is dropped and the query runs unnamed; it is
+ * prepared again next time.
+ * @param {string} text
+ * @param {unknown[]} params
+ * @param {import("@electric-sql/pglite").QueryOptions} options
+ */
+async function queryPrepared(text, params, options) {
+  const result = await pg._runExclusiveQuery(async () => {
+    let statement = prepared.get(text);
+    if (statement) {
+      prepared.delete(text);
+    } else if (pg.isInTransaction()) {
+      return undefined;
+    } else {
+      const name = `protoscan_${nextStatement++}`;
+      const { messages } = await pg.execProtocol(
+        concat(
+          protocol.serialize.parse({ name, text }),
+          protocol.serialize.describe({ type: "S", name }),
+          protocol.serialize.sync(),
+        ),
+        { syncToFs: false },
+      );
+      statement = {
+        name,
+        paramTypes: parse.parseDescribeStatementResults(messages),
+        rowDescription: messages.find((message) => message.name === "rowDescription"),
+      };
+      if (prepared.size >= MAX_PREPARED) {
+        const [oldest, { name: dropped }] = prepared.entries().next().value;
+        prepared.delete(oldest);
+        await pg.execProtocol(
+          concat(protocol.serialize.close({ type: "S", name: dropped }), protocol.serialize.sync()),
+          {
+            syncToFs: false,
+          },
+        );
+      }
+    }
+    prepared.set(text, statement);
+    const { paramTypes, rowDescription } = statement;
+    const values = params.map((param, i) => {
+      if (param === null || param === undefined) return null;
+      const oid = /** @type {number} */ (paramTypes[i]);
+      const serialize = options.serializers?.[oid] ?? pg.serializers[oid];
+      return serialize ? serialize(param) : String(param);
+    });
+    try {
+      const { messages } = await pg.execProtocol(
+        concat(
+          protocol.serialize.bind({ statement: statement.name, values: /** @type {any[]} */ (values) }),
+          protocol.serialize.execute({}),
+          protocol.serialize.sync(),
+        ),
+        { syncToFs: false },
+      );
+      return parse.parseResults(
+        rowDescription ? [rowDescription, ...messages] : messages,
+        pg.parsers,
+        options,
+      )[0];
+    } catch (error) {
+      if (!CHANGED_RESULT_TYPE.test(error instanceof Error ? error.message : "")) throw error;
+      prepared.delete(text);
+      await pg.execProtocol(
+        concat(protocol.serialize.close({ type: "S", name: statement.name }), protocol.serialize.sync()),
+        {
+          syncToFs: false,
+        },
+      );
+      return undefined;
+    }
+  });
+  if (result === undefined) return pg.query(text, params, options);
+  await pg.syncToFs();
+  return result;
+}
+const CHANGED_RESULT_TYPE = /cached plan must not change result type/;
+
+/**
  * Why the last BEGIN failed, until its transaction's ROLLBACK (or COMMIT) comes. The client sends a
  * transaction's statements without waiting for its BEGIN (createPgliteThread.ts): they are refused, so that
  * none runs outside the transaction it was meant for.
@@ -127,7 +236,7 @@ port.on("message", async (message) => {
       };
       const result = message.copyData
         ? await copyFrom(id, message.text, message.copyData, options)
-        : await pg.query(message.text, message.params, options);
+        : await queryPrepared(message.text, message.params ?? [], options);
       port.postMessage({ id, result });
     } else if (op === "exec") {
       const result = await pg.exec(message.text, { parsers: rawParsers(message.raw) }).catch((error) => {
