@@ -101,9 +101,10 @@ export async function measureCliStart(options: {
       () => exited,
     );
     // The totals of /api/stats follow the commits' change notices (on PostgreSQL through the fan-out),
-    // which may come a moment after the cursor moved: read them again until they show the transactions.
+    // which may come a moment after the cursor moved: read them again until they show every generated one
+    // (PostgreSQL showed 4,654 of 5,054 at the moment the cursor reached the head).
     const settled = Date.now() + 3_000;
-    while (transactions === 0 && Date.now() < settled && !exited) {
+    while (transactions < chain.generated && Date.now() < settled && !exited) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       const response = await fetch(`${base}/api/stats`);
       transactions = ((await response.json()) as { totalTransactions?: number }).totalTransactions ?? 0;
