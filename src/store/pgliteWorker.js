@@ -127,6 +127,20 @@ function concat(...parts) {
 }
 
 /**
+ * Send extended-protocol `messages` and a Sync in one round trip; the caller holds the exclusive lock and syncs
+ * the file system once its statement is done.
+ * @param {Uint8Array[]} messages
+ */
+function execWithSync(...messages) {
+  return pg.execProtocol(concat(...messages, protocol.serialize.sync()), { syncToFs: false });
+}
+
+/** @param {string} name a prepared statement to deallocate */
+function closeStatement(name) {
+  return execWithSync(protocol.serialize.close({ type: "S", name }));
+}
+
+/**
  * `pg.query(text, params, options)` through a named prepared statement (see `prepared`). Statements first
  * met inside a transaction run unnamed: those are the writer's, each carrying a whole group of rows, where
  * planning is nothing next to the work and a kept plan only takes memory. When the statement's result type
@@ -145,13 +159,9 @@ async function queryPrepared(text, params, options) {
       return undefined;
     } else {
       const name = `protoscan_${nextStatement++}`;
-      const { messages } = await pg.execProtocol(
-        concat(
-          protocol.serialize.parse({ name, text }),
-          protocol.serialize.describe({ type: "S", name }),
-          protocol.serialize.sync(),
-        ),
-        { syncToFs: false },
+      const { messages } = await execWithSync(
+        protocol.serialize.parse({ name, text }),
+        protocol.serialize.describe({ type: "S", name }),
       );
       statement = {
         name,
@@ -161,12 +171,7 @@ async function queryPrepared(text, params, options) {
       if (prepared.size >= MAX_PREPARED) {
         const [oldest, { name: dropped }] = prepared.entries().next().value;
         prepared.delete(oldest);
-        await pg.execProtocol(
-          concat(protocol.serialize.close({ type: "S", name: dropped }), protocol.serialize.sync()),
-          {
-            syncToFs: false,
-          },
-        );
+        await closeStatement(dropped);
       }
     }
     prepared.set(text, statement);
@@ -178,13 +183,9 @@ async function queryPrepared(text, params, options) {
       return serialize ? serialize(param) : String(param);
     });
     try {
-      const { messages } = await pg.execProtocol(
-        concat(
-          protocol.serialize.bind({ statement: statement.name, values: /** @type {any[]} */ (values) }),
-          protocol.serialize.execute({}),
-          protocol.serialize.sync(),
-        ),
-        { syncToFs: false },
+      const { messages } = await execWithSync(
+        protocol.serialize.bind({ statement: statement.name, values: /** @type {any[]} */ (values) }),
+        protocol.serialize.execute({}),
       );
       return parse.parseResults(
         rowDescription ? [rowDescription, ...messages] : messages,
@@ -194,12 +195,7 @@ async function queryPrepared(text, params, options) {
     } catch (error) {
       if (!CHANGED_RESULT_TYPE.test(error instanceof Error ? error.message : "")) throw error;
       prepared.delete(text);
-      await pg.execProtocol(
-        concat(protocol.serialize.close({ type: "S", name: statement.name }), protocol.serialize.sync()),
-        {
-          syncToFs: false,
-        },
-      );
+      await closeStatement(statement.name);
       return undefined;
     }
   });
