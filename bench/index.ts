@@ -8,7 +8,8 @@
  * transactions/s, the ratio b/a, JSON-RPC requests and Alchemy compute units per transaction, peak RSS, and
  * PASS/MISS per target. Then (s) what a user meets: `npm start` on an empty PGlite DATA_DIR (and a fresh
  * PostgreSQL database), timed to /healthz and to fully indexed, with the peak RSS of the whole process tree
- * (bench/index/cliStart.ts). See docs/performance.md.
+ * (bench/index/cliStart.ts); with `--phases …,start-ponder`, Ponder's own `npm start` on the same chain beside it
+ * (bench/index/ponderStart.ts). See docs/performance.md.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -31,6 +32,7 @@ import {
   readCreateResult,
   readPhaseResult,
 } from "./index/phaseResult.ts";
+import { measurePonderStart } from "./index/ponderStart.ts";
 import { formatReport } from "./index/report.ts";
 import { formatStartReport, medianStart } from "./index/startReport.ts";
 
@@ -191,8 +193,18 @@ async function main(): Promise<void> {
       });
       runs.get(phase)?.push(result);
     }
-    for (const phase of startPhases) {
+    // Ponder and protoscan take turns at going first, as the baseline does.
+    for (const phase of round % 2 === 1 ? startPhases : [...startPhases].reverse()) {
       process.stdout.write(`round ${round}/${args.rounds}: phase ${phase}…\n`);
+      if (phase === "start-ponder") {
+        const result = await measurePonderStart({
+          chain: built.chain,
+          repoRoot: REPO_ROOT,
+          dir: join(dir, phase),
+        });
+        starts.get(phase)?.push(result);
+        continue;
+      }
       let databaseUrl: string | undefined;
       if (phase === "start-postgres") {
         if (!serverUrl) throw new Error("the start-postgres phase needs DATABASE_URL");

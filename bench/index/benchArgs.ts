@@ -1,4 +1,5 @@
 import { parseFlags } from "../_shared/cliFlags.ts";
+import { PONDER_VERSION } from "./ponderStart.ts";
 
 export type BenchArgs = {
   /** protocol transactions to generate (`--count`, default 10,000) */
@@ -27,19 +28,22 @@ export const PHASE_NAMES = ["floor", "pglite-disk", "pglite-memory", "postgres",
 export type PhaseName = (typeof PHASE_NAMES)[number];
 /**
  * The first-start phases (bench/index/cliStart.ts): `npm start` on an empty database, as a user runs it, timed to
- * `/healthz` and to fully indexed, with the peak RSS of its whole process tree.
+ * `/healthz` and to fully indexed, with the peak RSS of its whole process tree. `start-ponder` (only when named)
+ * does the same with Ponder on the same chain (bench/index/ponderStart.ts), for the same-run ratios.
  */
-export const START_PHASE_NAMES = ["start-pglite", "start-postgres"] as const;
+export const START_PHASE_NAMES = ["start-pglite", "start-postgres", "start-ponder"] as const;
 export type StartPhaseName = (typeof START_PHASE_NAMES)[number];
 /** What a report row measured: a phase of this tree, or `baseline`, another commit's PGlite disk phase. */
 export type RunName = PhaseName | "baseline";
 
 const USAGE = `usage: npm run bench:index -- [--count N] [--per-block N] [--floor-concurrency N] [--rounds N]
-       [--phases floor,pglite-disk,pglite-memory,postgres,no-store,start-pglite,start-postgres]
+       [--phases floor,pglite-disk,pglite-memory,postgres,no-store,start-pglite,start-postgres,start-ponder]
        [--baseline <git ref>] [--json results.json]
 PostgreSQL is measured when DATABASE_URL is set (a fresh database is created on that server and dropped).
 start-pglite and start-postgres run \`npm start\` on an empty database as a user does: time to /healthz, time
-to fully indexed, peak RSS of the whole process tree (npm included).
+to fully indexed, peak RSS of the whole process tree (npm included). start-ponder (only when named) does the
+same with Ponder ${PONDER_VERSION} on the same chain, installed once under node_modules/.cache, and judges
+protoscan's first start against it: at most 0.4x its time to indexed and 1/3 of its peak memory.
 no-store (only when named) runs the PGlite disk backfill with its commits skipped: the pipeline without storing.
 --baseline also runs that commit's PGlite disk phase, compiled, next to this tree's in every round.`;
 

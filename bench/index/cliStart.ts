@@ -1,12 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { findFreePort } from "../../src/demo/anvil.ts";
 import { demoConfigFile, writeDemoConfig } from "../../src/demo/demoConfig.ts";
-import { NonRetryableError } from "../../src/internal/errors.ts";
-import { processTreeRssMb } from "../_shared/processTreeRss.ts";
 import type { StartPhaseName } from "./benchArgs.ts";
 import type { BenchChain } from "./buildChain.ts";
+import { spawnMeasured } from "./measuredTree.ts";
 
 /** What a user meets on a first `npm start`: one run of the start phases of `npm run bench:index`. */
 export type StartResult = {
@@ -22,10 +20,6 @@ export type StartResult = {
   /** with `--rounds`: the `indexedSeconds` of every round (this result is the median one) */
   rounds?: number[];
 };
-
-const SAMPLE_MS = 50;
-const POLL_MS = 20;
-const TIMEOUT_MS = 300_000;
 
 /**
  * Start protoscan as a user does, `npm start` in the repository (through npm, with the Node options of
@@ -56,99 +50,46 @@ export async function measureCliStart(options: {
   delete env.DATABASE_URL;
   delete env.NODE_OPTIONS;
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
-  const started = performance.now();
-  const npm = spawn("npm", ["start", "--silent"], {
+  const npm = spawnMeasured("npm start", "npm", ["start", "--silent"], {
     cwd: options.repoRoot,
     env,
-    stdio: ["ignore", "ignore", "inherit"],
-    detached: true,
+    log: join(options.dir, "npm-start.log"),
   });
-  let exited = false;
-  const exit = new Promise<void>((resolve) =>
-    npm.once("exit", () => {
-      exited = true;
-      resolve();
-    }),
-  );
-  let peak = 0;
-  const sample = () => {
-    if (npm.pid !== undefined && !exited) peak = Math.max(peak, processTreeRssMb(npm.pid));
-  };
-  sample();
-  const sampler = setInterval(sample, SAMPLE_MS);
   const base = `http://127.0.0.1:${port}`;
-  const elapsed = () => (performance.now() - started) / 1000;
   try {
-    const healthzSeconds = await until(
-      async () => {
-        const response = await fetch(`${base}/healthz`).catch(() => null);
-        await response?.arrayBuffer();
-        return response?.status === 200 ? elapsed() : undefined;
-      },
-      () => exited,
-    );
+    const healthzSeconds = await npm.until(async () => {
+      const response = await fetch(`${base}/healthz`).catch(() => null);
+      await response?.arrayBuffer();
+      return response?.status === 200 ? npm.elapsed() : undefined;
+    });
     let transactions = 0;
-    const indexedSeconds = await until(
-      async () => {
-        const response = await fetch(`${base}/api/stats`);
-        const stats = (await response.json()) as {
-          totalTransactions?: number;
-          indexer?: { indexedBlock?: number | null };
-        };
-        transactions = stats.totalTransactions ?? 0;
-        return (stats.indexer?.indexedBlock ?? -1) >= chain.toBlock ? elapsed() : undefined;
-      },
-      () => exited,
-    );
+    const indexedSeconds = await npm.until(async () => {
+      const response = await fetch(`${base}/api/stats`);
+      const stats = (await response.json()) as {
+        totalTransactions?: number;
+        indexer?: { indexedBlock?: number | null };
+      };
+      transactions = stats.totalTransactions ?? 0;
+      return (stats.indexer?.indexedBlock ?? -1) >= chain.toBlock ? npm.elapsed() : undefined;
+    });
     // The totals of /api/stats follow the commits' change notices (on PostgreSQL through the fan-out),
     // which may come a moment after the cursor moved: read them again until they show every generated one
     // (PostgreSQL showed 4,654 of 5,054 at the moment the cursor reached the head).
     const settled = Date.now() + 3_000;
-    while (transactions < chain.generated && Date.now() < settled && !exited) {
+    while (transactions < chain.generated && Date.now() < settled) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       const response = await fetch(`${base}/api/stats`);
       transactions = ((await response.json()) as { totalTransactions?: number }).totalTransactions ?? 0;
     }
-    sample();
+    npm.sample();
     return {
       phase: options.databaseUrl ? "start-postgres" : "start-pglite",
       healthzSeconds,
       indexedSeconds,
       transactions,
-      peakTreeRssMb: peak,
+      peakTreeRssMb: npm.peakMb(),
     };
   } finally {
-    clearInterval(sampler);
-    // The whole group (npm, its shell, protoscan): npm alone would leave protoscan to finish on its own.
-    if (!exited && npm.pid !== undefined) process.kill(-npm.pid, "SIGTERM");
-    await exit;
-    // npm exits at once; protoscan closes its database after it. Wait for the group to be empty, so that the
-    // caller may remove the data directory.
-    const deadline = Date.now() + 15_000;
-    while (npm.pid !== undefined && groupAlive(npm.pid) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await npm.stop();
   }
-}
-
-/** Whether any process of the process group `pgid` is still running. */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Poll `check` every POLL_MS until it returns a value; throws when `gone()` or after TIMEOUT_MS. */
-async function until<T>(check: () => Promise<T | undefined>, gone: () => boolean): Promise<T> {
-  const deadline = Date.now() + TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (gone()) throw new NonRetryableError("npm start exited before the measurement ended");
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-  throw new NonRetryableError(`npm start did not get there within ${TIMEOUT_MS / 1000} s`);
 }

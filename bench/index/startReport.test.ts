@@ -1,0 +1,43 @@
+import { describe, expect, test } from "vitest";
+import { parseBenchArgs } from "./benchArgs.ts";
+import type { StartResult } from "./cliStart.ts";
+import { formatStartReport } from "./startReport.ts";
+
+const run = (phase: StartResult["phase"], indexedSeconds: number, peakTreeRssMb: number): StartResult => ({
+  phase,
+  healthzSeconds: 2,
+  indexedSeconds,
+  transactions: 20_054,
+  peakTreeRssMb,
+});
+
+describe("formatStartReport", () => {
+  test("judges protoscan against Ponder of the same run (a third of its memory is the line), Ponder against nothing", () => {
+    const report = formatStartReport([run("start-pglite", 12, 270), run("start-ponder", 60, 800)]);
+    expect(report).toContain("PASS  start-pglite   s to indexed      0.20x Ponder's (same run) <= 0.4x");
+    expect(report).toContain("MISS  start-pglite   peak tree RSS MiB 0.34x Ponder's (same run) <= 0.33x");
+    expect(report).not.toMatch(/(PASS|MISS) {2}start-ponder/);
+  });
+
+  test("a slower protoscan misses the same-run time ratio", () => {
+    const report = formatStartReport([run("start-pglite", 30, 200), run("start-ponder", 60, 800)]);
+    expect(report).toContain("MISS  start-pglite   s to indexed      0.50x Ponder's (same run) <= 0.4x");
+    expect(report).toContain("PASS  start-pglite   peak tree RSS MiB 0.25x Ponder's (same run) <= 0.33x");
+  });
+
+  test("without a Ponder run, the time is judged against 0.4x the issue's 25.7 s", () => {
+    const report = formatStartReport([run("start-pglite", 11, 250)]);
+    expect(report).toContain("MISS  start-pglite   s to indexed      11.00 <= 10.3");
+    expect(report).toContain("add start-ponder for a same-run ratio");
+  });
+});
+
+describe("parseBenchArgs", () => {
+  test("start-ponder runs only when named", () => {
+    expect(parseBenchArgs([]).startPhases).toBeNull();
+    expect(parseBenchArgs(["--phases", "start-pglite,start-ponder"]).startPhases).toEqual([
+      "start-pglite",
+      "start-ponder",
+    ]);
+  });
+});
