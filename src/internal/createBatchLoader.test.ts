@@ -135,6 +135,20 @@ describe("createBatchLoader with maxInFlight", () => {
     expect(await Promise.all(answers)).toEqual(["A", "B", "C", "D", "E", "F", "G"]);
   });
 
+  it("rejects the calls of a batch whose loadMany throws at once, and goes on", async () => {
+    let throwNow = true;
+    const load = createBatchLoader(
+      (keys: readonly string[]) => {
+        if (throwNow) throw new Error("not even started");
+        return Promise.resolve(new Map(keys.map((k) => [k, k.toUpperCase()])));
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
+    await expect(load("a")).rejects.toThrow("not even started");
+    throwNow = false;
+    expect(await load("b")).toBe("B");
+  });
+
   it("frees the slot of a batch that fails", async () => {
     const { load, calls } = held(100, 1);
     const failing = load("a");

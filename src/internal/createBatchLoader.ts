@@ -41,7 +41,15 @@ export function createBatchLoader<K, V>(
 
   const send = (batch: Batch) => {
     inFlight++;
-    loadMany([...batch.keys()])
+    // A loadMany that throws before returning its promise fails its batch like one that rejects: else its
+    // callers would wait forever and its slot stay taken.
+    let loading: Promise<ReadonlyMap<K, V>>;
+    try {
+      loading = loadMany([...batch.keys()]);
+    } catch (error) {
+      loading = Promise.reject(error);
+    }
+    loading
       .then(
         (found) => {
           for (const [key, waiters] of batch) for (const w of waiters) w.resolve(found.get(key));
