@@ -193,7 +193,8 @@ async function main(): Promise<void> {
       });
       runs.get(phase)?.push(result);
     }
-    // Ponder and protoscan take turns at going first, as the baseline does.
+    // The start phases take turns at going first (protoscan's and Ponder's, PGlite's and PostgreSQL's), so that
+    // neither always runs on the other's warm page cache or in the same minute of a load burst.
     for (const phase of round % 2 === 1 ? startPhases : [...startPhases].reverse()) {
       process.stdout.write(`round ${round}/${args.rounds}: phase ${phase}…\n`);
       if (phase === "start-ponder") {
