@@ -58,6 +58,32 @@ describe("lazySchemaCompilers", () => {
     expect(compileRouteSchemas(app)).toBe(0);
   });
 
+  test("a number coerced to ±Infinity fails validation instead of skipping minimum and maximum", async () => {
+    const app = lazyApp();
+    app.get("/things/:id", { schema }, async () => ({ id: "abc", limit: 1 }));
+    app.post(
+      "/sum",
+      { schema: { body: Type.Object({ n: Type.Array(Type.Number({ maximum: 10 })) }) } },
+      async () => "ok",
+    );
+    await app.ready();
+    // Ajv alone coerces these strings to Infinity and accepts them as `integer` within `maximum: 100`
+    for (const value of ["Infinity", "-Infinity", "1e400", "%2BInfinity"]) {
+      const response = await app.inject({ method: "GET", url: `/things/abc?limit=${value}` });
+      expect(response.statusCode, value).toBe(400);
+      expect(response.json(), value).toMatchObject({ message: "querystring/limit must be a finite number" });
+    }
+    const nested = await app.inject({ method: "POST", url: "/sum", payload: { n: [1, "Infinity"] } });
+    expect(nested.statusCode).toBe(400);
+    expect(nested.json()).toMatchObject({ message: "body/n/1 must be a finite number" });
+    // finite values still pass, and their bounds still hold
+    expect((await app.inject({ method: "GET", url: "/things/abc?limit=100" })).statusCode).toBe(200);
+    expect((await app.inject({ method: "POST", url: "/sum", payload: { n: [1, "2.5"] } })).statusCode).toBe(
+      200,
+    );
+    expect((await app.inject({ method: "POST", url: "/sum", payload: { n: [11] } })).statusCode).toBe(400);
+  });
+
   test("nothing is compiled while the app starts; compileRouteSchemas compiles every route's schemas", async () => {
     const app = lazyApp();
     app.get("/a/:id", { schema }, async () => ({ id: "a", limit: 1 }));

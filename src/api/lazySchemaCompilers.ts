@@ -64,21 +64,62 @@ export function lazySchemaCompilers(): {
     return run;
   }
 
-  const deferred = (factory: Factory): Factory => {
+  const deferred = (factory: Factory, wrap: (compiled: Compiled) => Compiled): Factory => {
     return (externalSchemas, options) => {
       const build = factory(externalSchemas, options);
-      return (route) => lazy(() => build(route));
+      return (route) => lazy(() => wrap(build(route)));
     };
   };
   return {
     compilersFactory: {
-      buildValidator: deferred(factories.buildValidator),
-      buildSerializer: deferred(factories.buildSerializer),
+      buildValidator: deferred(factories.buildValidator, finiteOnly),
+      buildSerializer: deferred(factories.buildSerializer, (serialize) => serialize),
     } as unknown as CompilersFactory,
     attach: (app) => {
       pendingOf.set(app, pending);
     },
   };
+}
+
+/**
+ * `validate`, failing also when the data it accepted holds a number that is not finite.
+ *
+ * Why: with `coerceTypes`, Ajv (8.20) turns the strings `Infinity`, `-Infinity` and `1e400` into ±Infinity
+ * for an `integer` or `number` schema, accepts them as the type, and then skips `minimum` and `maximum`,
+ * which it checks on finite numbers only. `?limit=Infinity` passed `maximum: 100` and reached SQL (a 500 on
+ * PostgreSQL). No schema here means to accept an infinite number, and only coercion from a string makes
+ * one (JSON has no Infinity), so checking after the fact is enough. The error reads like Ajv's own.
+ */
+function finiteOnly(validate: Compiled): Compiled {
+  const checked: Compiled = (data) => {
+    const result = validate(data);
+    checked.errors = validate.errors;
+    if (result !== true) return result;
+    const path = nonFinitePath(data, "");
+    if (path === undefined) return true;
+    checked.errors = [
+      {
+        instancePath: path,
+        schemaPath: "#",
+        keyword: "type",
+        params: {},
+        message: "must be a finite number",
+      },
+    ];
+    return false;
+  };
+  return checked;
+}
+
+/** The JSON pointer of the first number in `value` that is not finite, if any. */
+function nonFinitePath(value: unknown, path: string): string | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nonFinitePath(item, `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**
