@@ -4,7 +4,7 @@ import { findFreePort } from "../../src/demo/anvil.ts";
 import { demoConfigFile, writeDemoConfig } from "../../src/demo/demoConfig.ts";
 import type { StartPhaseName } from "./benchArgs.ts";
 import type { BenchChain } from "./buildChain.ts";
-import { spawnMeasured } from "./measuredTree.ts";
+import { spawnMeasured, statusOf } from "./measuredTree.ts";
 
 /** What a user meets on a first `npm start`: one run of the start phases of `npm run bench:index`. */
 export type StartResult = {
@@ -57,11 +57,9 @@ export async function measureCliStart(options: {
   });
   const base = `http://127.0.0.1:${port}`;
   try {
-    const healthzSeconds = await npm.until(async () => {
-      const response = await fetch(`${base}/healthz`).catch(() => null);
-      await response?.arrayBuffer();
-      return response?.status === 200 ? npm.elapsed() : undefined;
-    });
+    const healthzSeconds = await npm.until(async () =>
+      (await statusOf(`${base}/healthz`)) === 200 ? npm.elapsed() : undefined,
+    );
     let transactions = 0;
     const indexedSeconds = await npm.until(async () => {
       const response = await fetch(`${base}/api/stats`);

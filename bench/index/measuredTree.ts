@@ -97,3 +97,10 @@ function groupAlive(pgid: number): boolean {
     return false;
   }
 }
+
+/** The HTTP status `url` answers with (its body drained), or undefined while nothing listens there. */
+export async function statusOf(url: string): Promise<number | undefined> {
+  const response = await fetch(url).catch(() => null);
+  await response?.arrayBuffer();
+  return response?.status;
+}

@@ -7,7 +7,7 @@ import { findFreePort } from "../../src/demo/anvil.ts";
 import { NonRetryableError } from "../../src/internal/errors.ts";
 import type { BenchChain } from "./buildChain.ts";
 import type { StartResult } from "./cliStart.ts";
-import { spawnMeasured } from "./measuredTree.ts";
+import { spawnMeasured, statusOf } from "./measuredTree.ts";
 
 /**
  * The Ponder release issue 18 compares protoscan with. Its dependency `@ponder/utils@0.3.0` is not in the npm
@@ -210,14 +210,9 @@ export async function measurePonderStart(options: {
     log: join(options.dir, "ponder.log"),
   });
   const base = `http://127.0.0.1:${port}`;
-  const status = async (path: string) => {
-    const response = await fetch(`${base}${path}`).catch(() => null);
-    await response?.arrayBuffer();
-    return response?.status;
-  };
   try {
     const healthzSeconds = await npm.until(async () =>
-      (await status("/health")) === 200 ? npm.elapsed() : undefined,
+      (await statusOf(`${base}/health`)) === 200 ? npm.elapsed() : undefined,
     );
     // Ponder's backfill stops at its finalized block (30 behind the head on a chain it does not know) and says
     // /ready there; the blocks after it come through its live indexing, block by block. Fully indexed is when
