@@ -64,15 +64,17 @@ export function lazySchemaCompilers(): {
     return run;
   }
 
-  const deferred = (factory: Factory, wrap: (compiled: Compiled) => Compiled): Factory => {
+  const deferred = (factory: Factory, wrap: (compiled: Compiled, route: unknown) => Compiled): Factory => {
     return (externalSchemas, options) => {
       const build = factory(externalSchemas, options);
-      return (route) => lazy(() => wrap(build(route)));
+      return (route) => lazy(() => wrap(build(route), route));
     };
   };
   return {
     compilersFactory: {
-      buildValidator: deferred(factories.buildValidator, finiteOnly),
+      buildValidator: deferred(factories.buildValidator, (validate, route) =>
+        mayCoerceNumbers((route as { schema?: unknown }).schema) ? finiteOnly(validate) : validate,
+      ),
       buildSerializer: deferred(factories.buildSerializer, (serialize) => serialize),
     } as unknown as CompilersFactory,
     attach: (app) => {
@@ -109,6 +111,20 @@ function finiteOnly(validate: Compiled): Compiled {
     return false;
   };
   return checked;
+}
+
+/**
+ * Whether a schema may coerce a string to a number: it has an `integer` or `number` type somewhere, or a
+ * `$ref` (whose target is not looked at). The others (a hash, an address, a name) skip `finiteOnly`'s walk.
+ */
+function mayCoerceNumbers(schema: unknown): boolean {
+  if (typeof schema !== "object" || schema === null) return false;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "$ref") return true;
+    if (key === "type" && [value].flat().some((type) => type === "integer" || type === "number")) return true;
+    if (mayCoerceNumbers(value)) return true;
+  }
+  return false;
 }
 
 /** The JSON pointer of the first number in `value` that is not finite, if any. */
