@@ -35,6 +35,7 @@ import { createTransactionValuer } from "../src/prices/transactionValues.ts";
 import { createTimeSeries } from "../src/stats/createTimeSeries.ts";
 import { listenForChanges } from "../src/store/changeNotices.ts";
 import { maintainTables } from "../src/store/maintainTables.ts";
+import { eventLoopCpuMicros } from "./_shared/eventLoopCpu.ts";
 import { runBench } from "./_shared/runBench.ts";
 import { parseApiBenchArgs } from "./api/apiBenchArgs.ts";
 import { apiBenchConfig, apiBenchConfigFile, BENCH_CONTRACTS, BENCH_TOKENS } from "./api/apiBenchConfig.ts";
@@ -335,11 +336,17 @@ async function main(): Promise<void> {
     // req/s, it does not depend on whether the load generator or the server is the one short of a core.
     const first = await load.ask<{ measuring?: true } & LoadResult & { error?: string }>(request);
     const cpuBefore = process.cpuUsage();
+    const loopBefore = eventLoopCpuMicros();
     const answer = first.measuring ? await load.next<LoadResult & { error?: string }>() : first;
     const cpu = process.cpuUsage(cpuBefore);
+    const loopAfter = eventLoopCpuMicros();
     const result: ServerResult = {
       ...answer,
       cpuMicrosPerRequest: answer.requests > 0 ? (cpu.user + cpu.system) / answer.requests : 0,
+      eventLoopMicrosPerRequest:
+        loopBefore !== null && loopAfter !== null && answer.requests > 0
+          ? (loopAfter - loopBefore) / answer.requests
+          : null,
       bodyBytes: uncompressed.get(endpoint.key) ?? 0,
     };
     if (profiler && args.profileDir) {
@@ -349,9 +356,15 @@ async function main(): Promise<void> {
     }
     if (answer.error) throw new Error(`autocannon failed on ${endpoint.label}: ${answer.error}`);
     rounds.at(-1)!.push({ endpoint, result });
+    // The other threads: PGlite's worker (on PGlite), V8's collector threads, libuv's pool.
+    const loop = result.eventLoopMicrosPerRequest;
+    const split =
+      loop == null
+        ? ""
+        : ` (event loop ${loop.toFixed(0)}, other threads ${(result.cpuMicrosPerRequest - loop).toFixed(0)})`;
     out(
       `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
-        `server CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/request`,
+        `server CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/request${split}`,
     );
   };
   // Each round measures the ceilings, then the endpoints: figures are the median of the rounds, so a burst of

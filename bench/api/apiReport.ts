@@ -5,7 +5,12 @@ import type { LoadResult } from "./loadWorker.ts";
  * What the load worker measured, with the server's CPU time per request (µs, this process, warm-up excluded)
  * and the uncompressed body of the endpoint's first path (bytes; `bytesPerResponse` is what the wire carried).
  */
-export type ServerResult = LoadResult & { cpuMicrosPerRequest: number; bodyBytes: number };
+export type ServerResult = LoadResult & {
+  cpuMicrosPerRequest: number;
+  /** of it, the main thread's (the event loop's); null where /proc is missing */
+  eventLoopMicrosPerRequest?: number | null;
+  bodyBytes: number;
+};
 
 export type Measured = { endpoint: Endpoint; result: ServerResult };
 
