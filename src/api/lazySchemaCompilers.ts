@@ -89,8 +89,9 @@ export function lazySchemaCompilers(): {
  * Why: with `coerceTypes`, Ajv (8.20) turns the strings `Infinity`, `-Infinity` and `1e400` into ±Infinity
  * for an `integer` or `number` schema, accepts them as the type, and then skips `minimum` and `maximum`,
  * which it checks on finite numbers only. `?limit=Infinity` passed `maximum: 100` and reached SQL (a 500 on
- * PostgreSQL). No schema here means to accept an infinite number, and only coercion from a string makes
- * one (JSON has no Infinity), so checking after the fact is enough. The error reads like Ajv's own.
+ * PostgreSQL). No schema here means to accept an infinite number, and only coercion from a string lets one
+ * through (a JSON number that overflows, `1e400`, parses to Infinity, which Ajv's type check refuses), so
+ * checking after the fact is enough. The error reads like Ajv's own.
  */
 function finiteOnly(validate: Compiled): Compiled {
   const checked: Compiled = (data) => {
