@@ -9,6 +9,7 @@ import {
   type PublicClient,
   type TransactionReceipt,
   toHex,
+  WaitForTransactionReceiptTimeoutError,
 } from "viem";
 import type { Address } from "../config/schema.ts";
 import { NonRetryableError } from "../internal/errors.ts";
@@ -43,6 +44,11 @@ export type DemoClient = {
   read(address: Address, abi: Abi, functionName: string, args?: readonly unknown[]): Promise<unknown>;
 };
 
+/** How long `send` waits for a receipt in all. */
+const RECEIPT_TIMEOUT_MS = 120_000;
+/** A sent transaction not mined after this long is taken for one anvil's automine left out (see `receiptOf`). */
+const STALL_MS = 5_000;
+
 /**
  * A client for an anvil node whose dev accounts are unlocked: the node signs (`eth_sendTransaction`), which is
  * much faster than signing in JavaScript. Receipts are polled every 25 ms, so automine chains feel instant.
@@ -73,11 +79,29 @@ export function createDemoClient(rpcUrl: string): DemoClient {
         2n;
     const hash = await rpc("eth_sendTransaction", [{ ...request, gas: toHex(gas) }]);
     if (!isHex(hash)) throw new NonRetryableError("eth_sendTransaction did not return a transaction hash");
-    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 25, timeout: 120_000 });
+    const receipt = await receiptOf(hash);
     if (receipt.status !== "success") {
       throw new NonRetryableError(`transaction ${hash} reverted`, { details: `to ${tx.to ?? "(create)"}` });
     }
     return receipt;
+  };
+
+  /**
+   * Wait for `hash`'s receipt. Anvil's automine can leave a ready transaction out of its blocks for good
+   * (foundry-rs/foundry#10122): CI once waited 120 s on a deployment that never came. A transaction not mined
+   * after `STALL_MS` gets a block of its own (`evm_mine`, which takes what the pool holds), and the wait goes on.
+   */
+  const receiptOf = async (hash: Hex): Promise<TransactionReceipt> => {
+    const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
+    for (;;) {
+      const timeout = Math.min(STALL_MS, Math.max(1, deadline - Date.now()));
+      try {
+        return await client.waitForTransactionReceipt({ hash, pollingInterval: 25, timeout });
+      } catch (error) {
+        if (!(error instanceof WaitForTransactionReceiptTimeoutError) || Date.now() >= deadline) throw error;
+        await rpc("evm_mine", []);
+      }
+    }
   };
 
   return {
