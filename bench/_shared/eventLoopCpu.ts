@@ -1,7 +1,5 @@
 import { readFileSync } from "node:fs";
-
-/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on the Linux kernels this runs on). */
-const TICKS_PER_SECOND = 100;
+import { parseProcStatCpu } from "./processCpu.ts";
 
 /**
  * CPU time of this process's main thread (its event loop), in µs, from /proc (Linux); null where there is no
@@ -10,14 +8,9 @@ const TICKS_PER_SECOND = 100;
  * seconds of load, not around one request.
  */
 export function eventLoopCpuMicros(): number | null {
-  let stat: string;
   try {
-    stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    return parseProcStatCpu(readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")) * 1_000_000;
   } catch {
     return null;
   }
-  // pid (comm) state … utime stime: comm may hold spaces and parentheses, so count fields after its last ')'.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1_000_000) / TICKS_PER_SECOND;
 }

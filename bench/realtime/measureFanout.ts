@@ -5,9 +5,9 @@ import { fileURLToPath } from "node:url";
 import type { Hex } from "viem";
 import { NonRetryableError } from "../../src/internal/errors.ts";
 import { type BenchChain, protocolTx, sleep } from "../_shared/benchChain.ts";
+import { cpuSeconds } from "../_shared/processCpu.ts";
 import type { FanoutClientsResult, FanoutCommand, FanoutReply } from "./fanoutClients.ts";
 import { type FanoutLatency, fanoutLatency } from "./fanoutLatency.ts";
-import { cpuSeconds } from "./processCpu.ts";
 
 const CLIENT_SCRIPT = fileURLToPath(new URL("./fanoutClients.ts", import.meta.url));
 
