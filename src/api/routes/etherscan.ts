@@ -131,7 +131,7 @@ export function registerEtherscanRoutes(app: FastifyInstance, common: Common, de
     const since = cache.version();
     const key = `${await ctx.indexedHead()} ${cacheKey(params)}`;
     reply.code(200);
-    return cachedReply(reply, cache, key, () => handler(params), since);
+    return cachedReply(reply, cache, key, () => handler(params), { since });
   };
 
   app.register(async (scope) => {

@@ -86,7 +86,7 @@ export function registerOverviewRoutes(app: RouteApp, common: Common, deps: Rout
           latestTransactions: latest,
           indexer,
         }),
-        since,
+        { since },
       );
     },
   );

@@ -28,6 +28,16 @@ export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
 export const TX_BATCH = 100;
 
 /**
+ * How a Transaction body (and a list of them) is written for the caches: `JSON.stringify`, not the route's
+ * compiled schema serializer. `toTransactionJson` builds exactly the schema's object, its fields in the
+ * schema's order, so both write the same bytes (the route tests compare the cached body with Fastify's, and
+ * `toTransactionJson.test.ts` every kind of field); the native one took 7.5 µs per transaction instead of 26,
+ * and allocates only its result, on the path every cold `GET /api/tx/:hash` takes (docs/performance.md, "The
+ * 2026-11-28 second session"). The WebSocket's transaction messages are written the same way.
+ */
+const stringify = (value: unknown): string => JSON.stringify(value);
+
+/**
  * Batches of cache misses read at once: on PGlite's one connection one (the misses that arrive meanwhile make
  * the next batch, see `createBatchLoader`); on PostgreSQL a few, each on a connection of the pool.
  */
@@ -79,11 +89,17 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
     },
     async (request, reply) => {
       const hash = request.params.hash.toLowerCase();
-      return cachedReply(reply, byHash, hash, async () => {
-        const json = await transactionJson(hash);
-        if (!json) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
-        return json;
-      });
+      return cachedReply(
+        reply,
+        byHash,
+        hash,
+        async () => {
+          const json = await transactionJson(hash);
+          if (!json) throw new ApiError("TX_NOT_FOUND", `transaction ${hash} is not indexed`);
+          return json;
+        },
+        { serialize: stringify },
+      );
     },
   );
 
@@ -108,10 +124,16 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
     async (request, reply) => {
       const query = request.query;
       const key = JSON.stringify([query.limit, query.protocol ?? null, query.actionType ?? null]);
-      return cachedReply(reply, recent, key, async () => {
-        const rows = await getRecentTransactions(db, query);
-        return { transactions: await toTransactionsJson(rows, tokens, deps.valueTransactions) };
-      });
+      return cachedReply(
+        reply,
+        recent,
+        key,
+        async () => {
+          const rows = await getRecentTransactions(db, query);
+          return { transactions: await toTransactionsJson(rows, tokens, deps.valueTransactions) };
+        },
+        { serialize: stringify },
+      );
     },
   );
 }
