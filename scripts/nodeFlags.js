@@ -14,8 +14,18 @@
  *   again, but cost the API's cached answers 25-30% of their requests/s (`bench:api`, alternated; "First
  *   start"): not taken. Unlike the settings of `src/internal/tuneV8.ts`, V8 reads it only when the process
  *   starts, so it must be given to Node.
+ * - `--single-threaded-gc`: V8 collects on the thread that allocates (the event loop, PGlite's worker) instead
+ *   of handing marking, sweeping and scavenging to its pool of helper threads. On a machine of a few cores the
+ *   helpers compete with those two threads for the same cores, and each parallel scavenge waits for all of its
+ *   helpers: under 50 concurrent cold `GET /api/tx/:hash` (`bench:api` txCold, four rounds alternated on a
+ *   2-core machine), the server's CPU per request fell from 255-326 µs to 245-292 (its other threads' part
+ *   from 148-190 to 127-151), req/s rose 10-18%, and p99 went from 26-32 ms to 21-29. Heaps are small (tens
+ *   of MB), so doing the work on one thread does not lengthen pauses much. The cost: a backfill's event loop
+ *   does the collections itself, `npm start` through 20,000 transactions took 9.6-11.3 s to indexed instead
+ *   of 9.3-10.2 (peak RSS and time to `/healthz` unchanged; docs/performance.md, "The 2026-11-28 second
+ *   session").
  */
-export const NODE_FLAGS = ["--max-semi-space-size=4"];
+export const NODE_FLAGS = ["--max-semi-space-size=4", "--single-threaded-gc"];
 
 /**
  * The environment the npm scripts start protoscan with, before `exec node …` (`exec`: npm's shell is replaced
