@@ -35,6 +35,14 @@ export type PhaseResult = PhaseMeasurement & {
   rounds?: number[];
 };
 
+/**
+ * Which round `medianRun` and `medianStart` show, as the reports say it: of an odd number the median; of an
+ * even number the faster of the middle two (of two rounds, the faster one).
+ */
+export function shownRound(rounds: number): string {
+  return rounds % 2 === 1 ? "the median one is shown" : "the faster of the middle two is shown";
+}
+
 /** The median run of one phase over several rounds (by wall time), with every round's time attached. */
 export function medianRun(runs: readonly PhaseResult[]): PhaseResult {
   const sorted = [...runs].sort((a, b) => a.seconds - b.seconds);

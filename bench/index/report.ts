@@ -1,5 +1,5 @@
 import type { BenchChain } from "./buildChain.ts";
-import type { PhaseResult } from "./phaseResult.ts";
+import { type PhaseResult, shownRound } from "./phaseResult.ts";
 
 /** The indexer's performance targets (docs/performance.md). */
 export const TARGETS = {
@@ -137,7 +137,7 @@ export function formatReport(
         .join(", ")}`,
       `    ${r.notes}; set-up before the measured part ${r.setupSeconds.toFixed(2)} s`,
       ...(r.rounds
-        ? [`    rounds: ${r.rounds.map((s) => s.toFixed(2)).join(", ")} s (the median one is shown)`]
+        ? [`    rounds: ${r.rounds.map((s) => s.toFixed(2)).join(", ")} s (${shownRound(r.rounds.length)})`]
         : []),
       ...(r.phase === "no-store"
         ? [

@@ -1,5 +1,6 @@
 import { NonRetryableError } from "../../src/internal/errors.ts";
 import type { StartResult } from "./cliStart.ts";
+import { shownRound } from "./phaseResult.ts";
 import { PONDER_VERSION } from "./ponderStart.ts";
 
 /** What a first start must stay within (issue 18; docs/performance.md, "First start and memory bound"). */
@@ -73,7 +74,9 @@ export function formatStartReport(results: readonly StartResult[]): string {
     "  `npm start` through npm on an empty database; RSS summed over npm, its shell and protoscan (/proc, 50 ms)",
     ...results.flatMap((r) =>
       r.rounds
-        ? [`  ${r.phase} rounds: ${r.rounds.map((s) => s.toFixed(2)).join(", ")} s to indexed (median shown)`]
+        ? [
+            `  ${r.phase} rounds: ${r.rounds.map((s) => s.toFixed(2)).join(", ")} s to indexed (${shownRound(r.rounds.length)})`,
+          ]
         : [],
     ),
     ...checks,
