@@ -350,6 +350,15 @@ describe.each(PATHS)("$name", ({ query }) => {
       "Error! Maximum of 20 addresses per request",
     );
     const latest = await client.getBlock();
+    // A block past the node's head is the input's fault: the node's refusal is the answer, not a failure.
+    const future = `0x${(latest.number + 1000n).toString(16)}`;
+    for (const action of ["balance", "balancemulti"]) {
+      const body = await get(`module=account&action=${action}&address=${users[0]}&tag=${future}`);
+      expect(body.status).toBe("0");
+      expect(body.message).toBe("NOTOK");
+      expect(String(body.result)).toMatch(/^Error! .*block/i);
+      expect(String(body.result)).not.toContain("Something went wrong");
+    }
     const at = await client.getBlock({ blockNumber: latest.number - 3n });
     expect(
       (await get(`module=block&action=getblocknobytime&timestamp=${at.timestamp}&closest=before`)).result,

@@ -1,4 +1,5 @@
 import { type Hex, hexToBigInt } from "viem";
+import { FatalRpcError } from "../../chain/errors.ts";
 import {
   type EtherscanTransactionRow,
   type EtherscanTransferRow,
@@ -41,8 +42,21 @@ export function accountActions(ctx: EtherscanContext): EtherscanModules["account
     if (!token) throw new EtherscanError("Error! Token is not tracked by this protoscan");
     return token;
   };
-  const nodeBalance = async (address: string, tag: string) =>
-    hexToBigInt(await ctx.deps.chain.request<Hex>("eth_getBalance", [address, tag])).toString();
+  /**
+   * The balance at `tag` from the node. A request the node refuses for good (a block past its head: anvil's
+   * `-32602 BlockOutOfRangeError`, geth's "header not found") comes from the input: its message is the
+   * answer, as Etherscan answers a bad parameter, not the error of a failure.
+   */
+  const nodeBalance = async (address: string, tag: string) => {
+    try {
+      return hexToBigInt(await ctx.deps.chain.request<Hex>("eth_getBalance", [address, tag])).toString();
+    } catch (error) {
+      if (error instanceof FatalRpcError) {
+        throw new EtherscanError(`Error! ${error.shortMessage.replace(/^eth_getBalance failed: /, "")}`);
+      }
+      throw error;
+    }
+  };
 
   const transactionFields = (row: EtherscanTransactionRow) => ({
     blockNumber: String(row.blockNumber),
