@@ -12,6 +12,7 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildApp } from "../../src/api/buildApp.ts";
+import { createChainClient } from "../../src/chain/createChainClient.ts";
 import type { Address, Config } from "../../src/config/schema.ts";
 import { generateTransactions } from "../../src/demo/activity.ts";
 import { createLocalBroadcaster } from "../../src/ingest/broadcaster.ts";
@@ -19,6 +20,7 @@ import { transactions } from "../../src/store/schema.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/db.ts";
 import { type DemoChain, setupDemoChain } from "../helpers/demo.ts";
 import { createTestPipeline, type TestPipeline } from "../helpers/pipeline.ts";
+import { startRpcProxy } from "../helpers/rpcProxy.ts";
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
 const NOBODY = "0x00000000000000000000000000000000000000aa";
@@ -584,6 +586,57 @@ describe("v2 and keys", () => {
     expect(missing.json()).toMatchObject({ code: "NOT_FOUND" });
     const slash = await app.inject({ method: "GET", url: "/api/?module=account" });
     expect(slash.statusCode).toBe(404);
+  });
+});
+
+describe("node refusals", () => {
+  test("balance: a JSON-RPC error about the request is its answer; the provider refusing protoscan is a failure", async () => {
+    const proxy = await startRpcProxy({ upstream: chain.anvil.url });
+    const common = { ...pipeline.common, config: { ...config, rpc: { ...config.rpc, urls: [proxy.url] } } };
+    const proxied = createChainClient(common, { maxRetries: 0, baseDelayMs: 5, maxDelayMs: 10 });
+    const fronted = await buildApp(pipeline.common, { database: db.database, chain: proxied });
+    const balance = () =>
+      fronted
+        .inject({ method: "GET", url: `/api?module=account&action=balance&address=${user()}` })
+        .then((r) => r.json());
+    try {
+      proxy.inject({
+        kind: "rpcError",
+        method: "eth_getBalance",
+        code: -32602,
+        message: "invalid argument 1: hex number > 64 bits",
+        times: 1,
+      });
+      expect(await balance()).toEqual({
+        status: "0",
+        message: "NOTOK",
+        result: "Error! invalid argument 1: hex number > 64 bits",
+      });
+      // A provider's 401 carries a JSON-RPC error too (Alchemy's "Must be authenticated!"): the operator's
+      // key is wrong, which the caller must not be told as if it were their input.
+      proxy.inject({
+        kind: "http",
+        status: 401,
+        method: "eth_getBalance",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          error: { code: -32600, message: "Must be authenticated!" },
+        }),
+        times: 1,
+      });
+      expect(await balance()).toEqual({
+        status: "0",
+        message: "NOTOK",
+        result: "Error! Something went wrong, please retry later",
+      });
+      expect((await balance()).result).toBe((await client.getBalance({ address: user() })).toString());
+    } finally {
+      await fronted.close();
+      proxied.close();
+      await proxy.close();
+    }
   });
 });
 

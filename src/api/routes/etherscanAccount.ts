@@ -17,6 +17,7 @@ import {
   RESULT_WINDOW,
   tagParam,
 } from "../etherscanParams.ts";
+import { nodeErrorMessage } from "./etherscanProxy.ts";
 
 /** At most this many addresses per `balancemulti`, as Etherscan. */
 export const BALANCEMULTI_MAX = 20;
@@ -44,15 +45,18 @@ export function accountActions(ctx: EtherscanContext): EtherscanModules["account
   };
   /**
    * The balance at `tag` from the node. A request the node refuses for good (a block past its head: anvil's
-   * `-32602 BlockOutOfRangeError`, geth's "header not found") comes from the input: its message is the
-   * answer, as Etherscan answers a bad parameter, not the error of a failure.
+   * `-32602 BlockOutOfRangeError`) comes from the input: its message is the answer, as Etherscan answers a
+   * bad parameter, not the error of a failure. (geth's "header not found" may only mean a node behind its
+   * peers: the chain client retries it, and it ends as "The node did not answer".)
    */
   const nodeBalance = async (address: string, tag: string) => {
     try {
       return hexToBigInt(await ctx.deps.chain.request<Hex>("eth_getBalance", [address, tag])).toString();
     } catch (error) {
-      if (error instanceof FatalRpcError) {
-        throw new EtherscanError(`Error! ${error.shortMessage.replace(/^eth_getBalance failed: /, "")}`);
+      // A JSON-RPC error about the request, not the provider refusing protoscan (401/403/404: the operator's
+      // set-up, which stays a logged failure).
+      if (error instanceof FatalRpcError && error.code !== undefined && (error.status ?? 200) <= 400) {
+        throw new EtherscanError(`Error! ${nodeErrorMessage("eth_getBalance", error)}`);
       }
       throw error;
     }

@@ -1,5 +1,5 @@
 import { classifyRpcError } from "../../chain/classifyRpcError.ts";
-import { isChainError } from "../../chain/errors.ts";
+import { type ChainError, isChainError } from "../../chain/errors.ts";
 import { createTtlCache } from "../cache/createTtlCache.ts";
 import type { EtherscanContext, EtherscanModules } from "../etherscanContext.ts";
 import { EtherscanError, type JsonRpcAnswer, rpcError, rpcResult } from "../etherscanEnvelope.ts";
@@ -91,6 +91,10 @@ class NotMinedYet extends Error {
 /** The node's JSON-RPC error as it sent it; a node out of reach is `-32000` with the client's message. */
 function rpcErrorOf(method: string, error: unknown): JsonRpcAnswer {
   const chainError = isChainError(error) ? error : classifyRpcError(error, { method });
-  const message = chainError.shortMessage.replace(new RegExp(`^${method} failed(?: \\(transient\\))?: `), "");
-  return rpcError(chainError.code ?? -32000, message, chainError.data);
+  return rpcError(chainError.code ?? -32000, nodeErrorMessage(method, chainError), chainError.data);
+}
+
+/** The node's own text of a failed `method` call, without the chain client's `<method> failed: ` prefix. */
+export function nodeErrorMessage(method: string, error: ChainError): string {
+  return error.shortMessage.replace(new RegExp(`^${method} failed(?: \\(transient\\))?: `), "");
 }
