@@ -8,7 +8,8 @@
  * with autocannon (50 connections, 10 s after a 2 s warm-up, `Accept-Encoding: gzip, deflate` as real clients
  * send; none with `--identity`) run from another child process. A bare `node:http` server and a bare Fastify
  * route, each sending a real transaction's and a real page's bytes (gzipped as the API gzips them), served by
- * this process too, give the socket's and the framework's ceilings. Prints req/s, p50/p99, the
+ * this process too, give the socket's and the framework's ceilings; an endpoint judged as a share of the
+ * socket's has that ceiling measured again right before it in every round. Prints req/s, p50/p99, the
  * shares of both ceilings and PASS/MISS per target; then streams the CSV export of XPT's transfers once
  * (rows/s, the server's peak RSS). See docs/performance.md.
  */
@@ -319,8 +320,11 @@ async function main(): Promise<void> {
       (args.identity ? "no Accept-Encoding (--identity)" : `Accept-Encoding: ${CLIENT_ACCEPT_ENCODING}`),
   );
   const rounds: Measured[][] = [];
+  /** per endpoint with a paired ceiling, its req/s over that ceiling's measured right before it, by round */
+  const paired = new Map<string, number[]>();
   let id = 0;
-  const measure = async (endpoint: Endpoint, at: string) => {
+  /** Load one endpoint; `pairedFor`: a ceiling measured again for a ratio, kept out of the table's rows. */
+  const measure = async (endpoint: Endpoint, at: string, pairedFor?: string): Promise<ServerResult> => {
     const request: LoadRequest = {
       id: ++id,
       origin: at,
@@ -350,12 +354,12 @@ async function main(): Promise<void> {
       bodyBytes: uncompressed.get(endpoint.key) ?? 0,
     };
     if (profiler && args.profileDir) {
-      const file = join(args.profileDir, `${endpoint.key}.cpuprofile`);
+      const file = join(args.profileDir, `${endpoint.key}${pairedFor ? "-paired" : ""}.cpuprofile`);
       await mkdir(args.profileDir, { recursive: true });
       await writeFile(file, JSON.stringify(await profiler.stop()));
     }
     if (answer.error) throw new Error(`autocannon failed on ${endpoint.label}: ${answer.error}`);
-    rounds.at(-1)!.push({ endpoint, result });
+    if (pairedFor === undefined) rounds.at(-1)!.push({ endpoint, result });
     // The other threads: PGlite's worker (on PGlite), V8's collector threads, libuv's pool.
     const loop = result.eventLoopMicrosPerRequest;
     const split =
@@ -363,18 +367,32 @@ async function main(): Promise<void> {
         ? ""
         : ` (event loop ${loop.toFixed(0)}, other threads ${(result.cpuMicrosPerRequest - loop).toFixed(0)})`;
     out(
-      `  ${endpoint.label}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
+      `  ${endpoint.label}${pairedFor ? `, ${pairedFor}` : ""}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, ` +
         `server CPU ${result.cpuMicrosPerRequest.toFixed(1)} µs/request${split}`,
     );
+    return result;
   };
   // Each round measures the ceilings, then the endpoints: figures are the median of the rounds, so a burst of
-  // load from elsewhere on the machine during one measurement does not decide a ratio.
+  // load from elsewhere on the machine during one measurement does not decide a ratio. An endpoint judged as a
+  // share of a ceiling has that ceiling measured again right before it (`pairedCeiling`): this machine's speed
+  // was seen to drift 1.7x between rounds a minute apart (docs/performance.md).
   for (let round = 1; round <= args.rounds; round++) {
     if (args.rounds > 1) out(` round ${round} of ${args.rounds}`);
     rounds.push([]);
     for (const ep of ceilingEndpoints())
       await measure(ep, ep.ceiling === "node" ? nodeOrigin : ceilingOrigin);
-    for (const ep of selected) await measure(ep, origin);
+    for (const ep of selected) {
+      const pairedWith = ceilingEndpoints().find((c) => c.key === ep.pairedCeiling);
+      if (!pairedWith) {
+        await measure(ep, origin);
+        continue;
+      }
+      const ceiling = await measure(pairedWith, nodeOrigin, `beside ${ep.label}`);
+      const measured = await measure(ep, origin);
+      const ratios = paired.get(ep.key) ?? [];
+      ratios.push(measured.requestsPerSecond / ceiling.requestsPerSecond);
+      paired.set(ep.key, ratios);
+    }
   }
 
   // The CSV export of XPT's transfers (SPEC §10.4; 200,000 rows on the default dataset): one request,
@@ -408,7 +426,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const verdicts = judge(medianOfRounds(rounds));
+  const verdicts = judge(medianOfRounds(rounds), paired);
   out(`\n${formatTable(verdicts)}`);
   const machine = `${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
   out(
@@ -433,6 +451,7 @@ async function main(): Promise<void> {
             label: v.measured.endpoint.label,
             ...v.measured.result,
             ratio: v.ratio,
+            pairedRatios: v.pairedRatios,
             fastifyRatio: v.fastifyRatio,
             cpuRatio: v.cpuRatio,
             status: v.status,

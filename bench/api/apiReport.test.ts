@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { judge, type Measured, medianOfRounds } from "./apiReport.ts";
+import { formatTable, judge, type Measured, medianOfRounds } from "./apiReport.ts";
 import type { Endpoint } from "./endpoints.ts";
 
 const endpoint = (key: string, ceiling?: "node" | "fastify"): Endpoint => ({
@@ -59,5 +59,24 @@ describe("bench:api report", () => {
     expect(v).toMatchObject({ ratio: 0.45, status: "MISS", cpuRatio: 0.4 });
     expect(v.fastifyRatio).toBeCloseTo(0.5625);
     expect(v.misses).toEqual(["45% of the node:http ceiling < 50%"]);
+  });
+
+  test("paired: the ratio is the median of the rounds' shares of the ceiling measured right before", () => {
+    const paired = { ...tx, pairedCeiling: "ceilingNodeTx" as const };
+    // The round's first ceiling (1000 req/s) would make 450 a MISS; beside the endpoint it ran at 800, 900, 600.
+    const verdicts = judge(
+      [measured(node, 1000, 3, 10), measured(fastify, 800, 3, 12), measured(paired, 450, 9, 25)],
+      new Map([["tx", [450 / 800, 450 / 900, 450 / 600]]]),
+    );
+    const v = verdicts.find((x) => x.measured.endpoint.key === "tx")!;
+    expect(v.ratio).toBeCloseTo(0.5625);
+    expect(v.pairedRatios).toHaveLength(3);
+    expect(v.ceiling?.endpoint.key).toBe("ceilingNodeTx");
+    expect(v.status).toBe("PASS");
+    const missed = judge([measured(node, 1000, 3), measured(paired, 450, 9)], new Map([["tx", [0.45, 0.3]]]));
+    expect(missed[1]!.misses).toEqual(["38% of the node:http ceiling measured beside it < 50%"]);
+    expect(formatTable(missed)).toContain(
+      "paired  tx: 45%, 30% of the ceiling measured right before it, by round (median 38%)",
+    );
   });
 });

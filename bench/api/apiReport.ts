@@ -19,6 +19,11 @@ export type Verdict = {
   /** the bare `node:http` ceiling of the most similar body size, and this endpoint's req/s as a share of it */
   ceiling: Measured | null;
   ratio: number | null;
+  /**
+   * the endpoint's req/s over its paired ceiling's, one per round (`Endpoint.pairedCeiling`); `ratio` is their
+   * median when there are any
+   */
+  pairedRatios: number[];
   /** the same against the bare Fastify ceiling (information: what the framework itself costs) */
   fastifyRatio: number | null;
   /**
@@ -82,8 +87,16 @@ function nearestCeiling(m: Measured, ceilings: readonly Measured[]): Measured | 
   return best;
 }
 
-/** Check every measured endpoint against its targets (ratios against the `node:http` ceilings). */
-export function judge(all: readonly Measured[]): Verdict[] {
+/**
+ * Check every measured endpoint against its targets (ratios against the `node:http` ceilings). `paired`: per
+ * endpoint key, its req/s over its paired ceiling's measured right before it, one per round. Such an endpoint's
+ * ratio is their median: on a shared machine whose speed drifts within minutes, a share of a ceiling measured
+ * at the start of the round says as much about the drift as about the endpoint.
+ */
+export function judge(
+  all: readonly Measured[],
+  paired: ReadonlyMap<string, readonly number[]> = new Map(),
+): Verdict[] {
   const nodeCeilings = all.filter((m) => m.endpoint.ceiling === "node");
   const fastifyCeilings = all.filter((m) => m.endpoint.ceiling === "fastify");
   const share = (m: Measured, c: Measured | null) =>
@@ -96,14 +109,17 @@ export function judge(all: readonly Measured[]): Verdict[] {
         measured: m,
         ceiling: null,
         ratio: null,
+        pairedRatios: [],
         fastifyRatio: null,
         cpuRatio: null,
         status,
         misses: [],
       };
     }
-    const ceiling = nearestCeiling(m, nodeCeilings);
-    const ratio = share(m, ceiling);
+    const pairedRatios = [...(paired.get(m.endpoint.key) ?? [])];
+    const pairedWith = nodeCeilings.find((c) => c.endpoint.key === m.endpoint.pairedCeiling);
+    const ceiling = pairedRatios.length > 0 && pairedWith ? pairedWith : nearestCeiling(m, nodeCeilings);
+    const ratio = pairedRatios.length > 0 ? median(pairedRatios) : share(m, ceiling);
     const fastifyRatio = share(m, nearestCeiling(m, fastifyCeilings));
     const cpuRatio =
       ceiling && m.result.cpuMicrosPerRequest > 0
@@ -114,10 +130,12 @@ export function judge(all: readonly Measured[]): Verdict[] {
     if (p99TargetMs !== null && m.result.p99 > p99TargetMs)
       misses.push(`p99 ${m.result.p99} ms > ${p99TargetMs} ms`);
     if (minCeilingRatio !== null && ratio !== null && ratio < minCeilingRatio) {
-      misses.push(`${(ratio * 100).toFixed(0)}% of the node:http ceiling < ${minCeilingRatio * 100}%`);
+      const which =
+        pairedRatios.length > 0 ? "the node:http ceiling measured beside it" : "the node:http ceiling";
+      misses.push(`${(ratio * 100).toFixed(0)}% of ${which} < ${minCeilingRatio * 100}%`);
     }
     const status = failed ? "ERROR" : misses.length > 0 ? "MISS" : "PASS";
-    return { measured: m, ceiling, ratio, fastifyRatio, cpuRatio, status, misses };
+    return { measured: m, ceiling, ratio, pairedRatios, fastifyRatio, cpuRatio, status, misses };
   });
 }
 
@@ -154,7 +172,7 @@ export function formatTable(verdicts: readonly Verdict[]): string {
       `${r.bytesPerResponse.toFixed(0)}/${r.bodyBytes.toFixed(0)}`,
       v.ratio === null
         ? "-"
-        : `${percent(v.ratio)} (${v.ceiling?.endpoint.key === "ceilingNodeTx" ? "tx" : "page"})`,
+        : `${percent(v.ratio)} (${v.ceiling?.endpoint.key === "ceilingNodeTx" ? "tx" : "page"}${v.pairedRatios.length > 0 ? ", paired" : ""})`,
       percent(v.fastifyRatio),
       r.cpuMicrosPerRequest.toFixed(1),
       percent(v.cpuRatio),
@@ -168,7 +186,13 @@ export function formatTable(verdicts: readonly Verdict[]): string {
   const rule = `|${widths.map((w, i) => (i === 0 || i >= 10 ? "-".repeat(w + 2) : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   const notes = verdicts.flatMap((v) => {
     const r = v.measured.result;
-    const out = v.misses.map((m) => `  MISS  ${v.measured.endpoint.label}: ${m}`);
+    const out =
+      v.pairedRatios.length > 0
+        ? [
+            `  paired  ${v.measured.endpoint.label}: ${v.pairedRatios.map(percent).join(", ")} of the ceiling measured right before it, by round (median ${percent(v.ratio)})`,
+          ]
+        : [];
+    out.push(...v.misses.map((m) => `  MISS  ${v.measured.endpoint.label}: ${m}`));
     if (v.status === "ERROR") {
       out.push(
         `  ERROR ${v.measured.endpoint.label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts of ${r.requests}`,
