@@ -9,6 +9,8 @@ export type EventCacheOptions = {
   maxEntries: number;
   /** bytes kept at most (`ResponseCacheOptions.maxBytes`): the bound for bodies of unbounded variety */
   maxBytes?: number;
+  /** keep a body only on its key's second miss (`ResponseCacheOptions.doorkeeper`) */
+  doorkeeper?: number;
   /** which events empty it: every stored or removed transaction, or only removed ones */
   emptiedBy: "any" | "removed";
   /**
@@ -39,6 +41,7 @@ export function createEventCache<V = CachedBody>(
   const cache = createResponseCache<V>({
     maxEntries: options.maxEntries,
     ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    ...(options.doorkeeper === undefined ? {} : { doorkeeper: options.doorkeeper }),
   });
   const unsubscribe = events.subscribe((event: HubEvent) => {
     if (options.emptiedBy === "any" || event.type === "removed") cache.invalidate();

@@ -24,6 +24,27 @@ describe("createResponseCache", () => {
     expect(cache.get("a")).toBe("fresh");
   });
 
+  test("args: doorkeeper keeps a body on its key's second miss, so keys asked for once evict nothing", () => {
+    const cache = createResponseCache({ maxEntries: 2, doorkeeper: 3 });
+    const ask = (key: string) => {
+      const hit = cache.get(key);
+      if (hit === undefined) cache.set(key, key, cache.version());
+      return hit;
+    };
+    expect([ask("hot"), ask("hot"), ask("hot")]).toEqual([undefined, undefined, "hot"]);
+    // A scan of keys asked for once: none is kept, and the kept one stays.
+    for (const key of ["s1", "s2", "s3", "s4", "s5"]) ask(key);
+    expect(cache.stats().entries).toBe(1);
+    expect(ask("hot")).toBe("hot");
+    // The remembered keys are forgotten all at once past `doorkeeper`: s5 was remembered after the reset.
+    expect([ask("s5"), ask("s5")]).toEqual([undefined, "s5"]);
+    expect(ask("s1")).toBeUndefined();
+    expect(cache.get("s1")).toBeUndefined();
+    // A kept key that is set again (a newer body) does not knock again.
+    cache.set("hot", "hot2", cache.version());
+    expect(cache.get("hot")).toBe("hot2");
+  });
+
   test("args: maxEntries drops the oldest body", () => {
     const cache = createResponseCache({ maxEntries: 2 });
     for (const key of ["a", "b", "c"]) cache.set(key, key, cache.version());

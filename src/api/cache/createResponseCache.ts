@@ -50,6 +50,14 @@ export type ResponseCacheOptions<V> = {
    * reconnects (docs/operations.md)
    */
   maxAgeMs?: number;
+  /**
+   * keep a body only for a key that already missed once among the last `doorkeeper` distinct keys that did
+   * (default: keep every body). A key asked for once — a crawler walking every transaction, a link opened by
+   * one person — then never evicts the bodies that are asked for again, nor churns the heap: its body is
+   * built, sent and dropped. The second read of a key is the price. The remembered keys are forgotten all at
+   * once when there are `doorkeeper` of them (TinyLFU's doorkeeper, reset instead of aged).
+   */
+  doorkeeper?: number;
   /** clock in ms (tests) */
   now?: () => number;
 };
@@ -80,6 +88,15 @@ export function createResponseCache<V = string>(options: ResponseCacheOptions<V>
   let generation = 0;
   let hits = 0;
   let misses = 0;
+  /** keys whose body was not kept yet (`doorkeeper`) */
+  const knocked = new Set<string>();
+  /** whether to keep `key`'s body now: always without a doorkeeper, else on the key's second miss */
+  const admits = (key: string) => {
+    if (options.doorkeeper === undefined || knocked.delete(key)) return true;
+    if (knocked.size >= options.doorkeeper) knocked.clear();
+    knocked.add(key);
+    return false;
+  };
   const drop = (key: string) => {
     const entry = bodies.get(key);
     if (entry === undefined) return;
@@ -101,6 +118,7 @@ export function createResponseCache<V = string>(options: ResponseCacheOptions<V>
     version: () => generation,
     set(key, body, version) {
       if (version !== generation) return;
+      if (!bodies.has(key) && !admits(key)) return;
       drop(key);
       const size = options.maxBytes === undefined ? 0 : sizeOf(body) + key.length * 2 + ENTRY_OVERHEAD_BYTES;
       if (size > maxBytes) return;

@@ -18,6 +18,13 @@ import { toTransactionsJson } from "../toTransactionJson.ts";
  * transactions of 2 KB. A body is built once per transaction and kept, not rebuilt per request.
  */
 export const TX_CACHE_BYTES = 16 * 2 ** 20;
+
+/**
+ * A transaction's body is kept from its second read among the last this many distinct hashes read (about
+ * 1 MB of hashes): one walk over every transaction (a crawler, an archive job) then evicts nothing the
+ * explorer's readers come back to, and a hash read once costs no kept bytes (`ResponseCacheOptions.doorkeeper`).
+ */
+export const TX_CACHE_DOORKEEPER = 10_000;
 /** Bytes of recent-transaction lists kept (a page of 100 is about 200 KB; 25, the default, about 50 KB). */
 export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
 
@@ -60,6 +67,7 @@ export function registerTransactionRoutes(app: RouteApp, common: Common, deps: R
   const byHash = createEventCache(app, deps.events, {
     maxEntries: 100_000,
     maxBytes: TX_CACHE_BYTES,
+    doorkeeper: TX_CACHE_DOORKEEPER,
     emptiedBy: "removed",
     alsoChangedBy,
   });
