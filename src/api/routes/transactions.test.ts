@@ -55,6 +55,28 @@ describe("response caches of the transaction routes (with events)", () => {
     expect((await cached.inject({ url: `/api/tx/${hash(9)}` })).statusCode).toBe(404);
   });
 
+  test("behavior: with or without a cache, an argument name holding a line terminator is kept", async () => {
+    // Fastify's schema serializer would drop it (`Type.Record` is `patternProperties: ^.*$`): both paths
+    // write the body with JSON.stringify, as the WebSocket does.
+    const odd = { ...tx(11), functionArgs: { "line\nbreak": "1", "para\u2029graph": "2", plain: "3" } };
+    await commitBatch(tdb.database.db, {
+      source: "poll",
+      transactions: [odd],
+      blocks: [header(11)],
+      deltaTokens: new Set(),
+    });
+    try {
+      const url = `/api/tx/${hash(11)}`;
+      const [a, b] = [await cached.inject({ url }), await uncached.inject({ url })];
+      expect(b.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(a.body).toBe(b.body);
+      expect(b.json().decodedData.args).toEqual(odd.functionArgs);
+    } finally {
+      const { removed } = await removeBlocks(tdb.database.db, { after: 10 }, new Set());
+      events.publish(removed.map((r) => ({ type: "removed" as const, removed: r })));
+    }
+  });
+
   test("behavior: concurrent reads of cold hashes (repeated, any case, one missing) are answered as one at a time", async () => {
     const urls = [hash(1), hash(2), hash(9), hash(1), `0x${hash(2).slice(2).toUpperCase()}`].map(
       (h) => `/api/tx/${h}`,
