@@ -9,7 +9,8 @@ const JSON_TYPE = "application/json; charset=utf-8";
 /**
  * Answer from `cache` when it holds `key`; else `read()`, serialize the result with the route's response
  * schema (as Fastify would; `options.serialize` when given), keep it and send it. Without a cache, `read()`'s
- * result is returned as usual, or sent as `options.serialize` writes it when given. Errors thrown by `read` (404s, 400s) reach the error handler and are never kept.
+ * result is returned as usual, or sent as `options.serialize` writes it when given. Errors thrown by `read`
+ * (404s, 400s) reach the error handler and are never kept.
  *
  * Bodies are kept as UTF-8 bytes: a string would be encoded again on every send, which for a 50 KB page
  * costs more than everything else a hit does. When the key or the body is made from values read before the

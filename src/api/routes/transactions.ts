@@ -15,16 +15,18 @@ import { toTransactionsJson } from "../toTransactionJson.ts";
 
 /**
  * Bytes of transaction bodies kept by `GET /api/tx/:hash`, least recently used dropped first: about 8,000
- * transactions of 2 KB. A body is built once per transaction and kept, not rebuilt per request.
+ * transactions of 2 KB. A body is kept from a hash's second read (`TX_CACHE_DOORKEEPER`), not rebuilt per request.
  */
 export const TX_CACHE_BYTES = 16 * 2 ** 20;
 
 /**
  * A transaction's body is kept from its second read among the last this many distinct hashes read (about
  * 1 MB of hashes): one walk over every transaction (a crawler, an archive job) then evicts nothing the
- * explorer's readers come back to, and a hash read once costs no kept bytes (`ResponseCacheOptions.doorkeeper`).
+ * explorer's readers come back to, and a hash read once costs no kept bytes
+ * (`ResponseCacheOptions.doorkeeper`).
  */
 export const TX_CACHE_DOORKEEPER = 10_000;
+
 /** Bytes of recent-transaction lists kept (a page of 100 is about 200 KB; 25, the default, about 50 KB). */
 export const RECENT_CACHE_BYTES = 8 * 2 ** 20;
 
