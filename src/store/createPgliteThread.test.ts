@@ -44,6 +44,41 @@ describe("createPgliteThread", () => {
     expect(arrays.rows).toEqual([["parsed 2026-11-21 08:00:00+00", 5]]);
   });
 
+  test("behavior: per-query parsers apply to their own statement only, prepared or unnamed", async () => {
+    const parsers = { [types.TIMESTAMPTZ]: (value: string) => `raw ${value}` };
+    const text = "select $1::timestamptz as t, $2::int8 as big";
+    const at = new Date("2026-11-28T10:00:00.000Z");
+    const run = (query: PgliteClient["query"], withParsers: boolean) =>
+      query(text, [at, "9007199254740993"], withParsers ? { parsers, rowMode: "array" } : {});
+    for (let i = 0; i < 2; i++) {
+      // Prepared on the first call: parsers given once do not stay with the statement or the connection.
+      expect((await run(client.query, true)).rows).toEqual([
+        ["raw 2026-11-28 10:00:00+00", "9007199254740993"],
+      ]);
+      expect((await run(client.query, false)).rows).toEqual([{ t: at, big: "9007199254740993" }]);
+    }
+    await client.transaction(async (tx) => {
+      const unnamed = "select $1::timestamptz as t, $2::int8 + 1 as big";
+      expect((await tx.query(unnamed, [at, "1"], { parsers, rowMode: "array" })).rows).toEqual([
+        ["raw 2026-11-28 10:00:00+00", "2"],
+      ]);
+      expect((await tx.query(unnamed, [at, "1"])).rows).toEqual([{ t: at, big: "2" }]);
+    });
+  });
+
+  test("error: an unnamed statement's errors keep their fields and roll its transaction back", async () => {
+    const error = await client
+      .transaction(async (tx) => {
+        await tx.query("insert into items (id, amount) values ($1, 1)", [900]);
+        await tx.query("select 1 / $1::int as q", [0]);
+      })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ message: "division by zero", code: "22012" });
+    expect((await client.query("select count(*)::int as n from items where id = 900")).rows).toEqual([
+      { n: 0 },
+    ]);
+  });
+
   test("behavior: a transaction commits, and statements from outside wait for its end", async () => {
     const order: string[] = [];
     let release!: () => void;

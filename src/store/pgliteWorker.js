@@ -44,12 +44,42 @@ for (const oid of [types.JSON, types.JSONB]) {
   jsonSerializers[oid] = (value) => (value instanceof Uint8Array ? value : serialize(value));
 }
 
+/**
+ * The parsers of a statement whose `raw` types are returned as text: PGlite's own with those replaced, built
+ * once per distinct list and kept (a client asks with one or two lists: Drizzle's, and none).
+ *
+ * Why kept: PGlite's `parseResults(messages, parsers, options)` spreads `{...parsers, ...options.parsers}` on
+ * every call that has `options.parsers`. Its parsers hold 318 types keyed by OID, and that spread cost about
+ * 200 µs per statement, more than PostgreSQL's own work for a `select 1` (docs/performance.md, "The
+ * 2026-11-28 fourth session"). Given as the base parsers, with no `options.parsers`, nothing is copied.
+ * @type {Map<string, Record<number, (value: string, typeId?: number) => unknown>>}
+ */
+const parsersByRaw = new Map();
+
 /** @param {number[] | undefined} raw */
-function rawParsers(raw) {
+function parsersFor(raw) {
+  if (!raw || raw.length === 0) return pg.parsers;
+  const key = raw.join(",");
+  let parsers = parsersByRaw.get(key);
+  if (!parsers) {
+    parsers = { ...pg.parsers };
+    for (const oid of raw) parsers[oid] = asText;
+    parsersByRaw.set(key, parsers);
+  }
+  return parsers;
+}
+
+/**
+ * PGlite's `query`/`exec` options for a statement whose `raw` types are returned as text: `parsers` only when
+ * there is one (PGlite copies its whole table of parsers per statement when there is, see `parsersFor`).
+ * @param {number[] | undefined} raw
+ */
+function rawOptions(raw) {
+  if (!raw || raw.length === 0) return {};
   /** @type {Record<number, (value: string) => string>} */
   const parsers = {};
-  for (const oid of raw ?? []) parsers[oid] = asText;
-  return parsers;
+  for (const oid of raw) parsers[oid] = asText;
+  return { parsers };
 }
 
 /** @type {PGlite} */
@@ -88,13 +118,14 @@ const unlisten = new Map();
  * @param {number} id the request's id: its file's name (requests interleave while PGlite queues them)
  * @param {string} text
  * @param {Uint8Array} data
- * @param {import("@electric-sql/pglite").QueryOptions} options
+ * @param {number[] | undefined} raw
+ * @param {"array" | "object" | undefined} rowMode
  */
-async function copyFrom(id, text, data, options) {
+async function copyFrom(id, text, data, raw, rowMode) {
   const file = `/tmp/protoscan-copy-${id}`;
   pg.Module.FS.writeFile(file, data, { canOwn: true });
   try {
-    return await pg.query(`${text} '${file}'`, [], options);
+    return await runStatement(`${text} '${file}'`, [], raw, rowMode, true);
   } finally {
     pg.Module.FS.unlink(file);
   }
@@ -141,67 +172,90 @@ function closeStatement(name) {
 }
 
 /**
- * `pg.query(text, params, options)` through a named prepared statement (see `prepared`). Statements first
- * met inside a transaction run unnamed: those are the writer's, each carrying a whole group of rows, where
- * planning is nothing next to the work and a kept plan only takes memory. When the statement's result type
- * changed under it (a migration altered a table it reads), it is dropped and the query runs unnamed; it is
- * prepared again next time.
+ * `pg.query(text, params, options)` in two round trips through the engine at most, one when the statement is
+ * prepared already: PGlite's `query` takes six, and copies its table of parsers (`parsersFor`).
+ *
+ * Outside a transaction a statement is prepared under a name (see `prepared`) and kept. Statements first met
+ * inside a transaction, and those given `unnamed`, use the unnamed statement instead: those are the writer's,
+ * each carrying a whole group of rows (or a COPY of its own file), where planning is nothing next to the work
+ * and a kept plan only takes memory. When a kept statement's result type changed under it (a migration
+ * altered a table it reads), it is dropped and the query runs unnamed; it is prepared again next time.
  * @param {string} text
  * @param {unknown[]} params
- * @param {import("@electric-sql/pglite").QueryOptions} options
+ * @param {number[] | undefined} raw types returned as text (`parsersFor`)
+ * @param {"array" | "object" | undefined} rowMode
+ * @param {boolean} [unnamed] never prepare this text under a name
  */
-async function queryPrepared(text, params, options) {
+async function runStatement(text, params, raw, rowMode, unnamed = false) {
   const result = await pg._runExclusiveQuery(async () => {
-    let statement = prepared.get(text);
+    let statement = unnamed ? undefined : prepared.get(text);
     if (statement) {
       prepared.delete(text);
-    } else if (pg.isInTransaction()) {
-      return undefined;
+    } else if (unnamed || pg.isInTransaction()) {
+      statement = await describeStatement("", text);
     } else {
-      const name = `protoscan_${nextStatement++}`;
-      const { messages } = await execWithSync(
-        protocol.serialize.parse({ name, text }),
-        protocol.serialize.describe({ type: "S", name }),
-      );
-      statement = {
-        name,
-        paramTypes: parse.parseDescribeStatementResults(messages),
-        rowDescription: messages.find((message) => message.name === "rowDescription"),
-      };
+      statement = await describeStatement(`protoscan_${nextStatement++}`, text);
       if (prepared.size >= MAX_PREPARED) {
         const [oldest, { name: dropped }] = prepared.entries().next().value;
         prepared.delete(oldest);
         await closeStatement(dropped);
       }
     }
-    prepared.set(text, statement);
-    const { paramTypes, rowDescription } = statement;
-    const values = params.map((param, i) => {
-      if (param === null || param === undefined) return null;
-      const oid = /** @type {number} */ (paramTypes[i]);
-      const serialize = options.serializers?.[oid] ?? pg.serializers[oid];
-      return serialize ? serialize(param) : String(param);
-    });
+    if (statement.name !== "") prepared.set(text, statement);
     try {
-      const { messages } = await execWithSync(
-        protocol.serialize.bind({ statement: statement.name, values: /** @type {any[]} */ (values) }),
-        protocol.serialize.execute({}),
-      );
-      return parse.parseResults(
-        rowDescription ? [rowDescription, ...messages] : messages,
-        pg.parsers,
-        options,
-      )[0];
+      return await bindAndExecute(statement, params, raw, rowMode);
     } catch (error) {
-      if (!CHANGED_RESULT_TYPE.test(error instanceof Error ? error.message : "")) throw error;
+      if (statement.name === "" || !CHANGED_RESULT_TYPE.test(error instanceof Error ? error.message : "")) {
+        throw error;
+      }
       prepared.delete(text);
       await closeStatement(statement.name);
-      return undefined;
+      return bindAndExecute(await describeStatement("", text), params, raw, rowMode);
     }
   });
-  if (result === undefined) return pg.query(text, params, options);
   await pg.syncToFs();
   return result;
+}
+
+/**
+ * Parse `text` as the statement `name` ("" for the unnamed one) and read its parameter and result types.
+ * @param {string} name
+ * @param {string} text
+ */
+async function describeStatement(name, text) {
+  const { messages } = await execWithSync(
+    protocol.serialize.parse({ name, text }),
+    protocol.serialize.describe({ type: "S", name }),
+  );
+  return {
+    name,
+    paramTypes: parse.parseDescribeStatementResults(messages),
+    rowDescription: messages.find((message) => message.name === "rowDescription"),
+  };
+}
+
+/**
+ * Bind `params` to a parsed statement, execute it and parse its rows.
+ * @param {{ name: string, paramTypes: number[], rowDescription: import("@electric-sql/pglite").messages.BackendMessage | undefined }} statement
+ * @param {unknown[]} params
+ * @param {number[] | undefined} raw
+ * @param {"array" | "object" | undefined} rowMode
+ */
+async function bindAndExecute(statement, params, raw, rowMode) {
+  const { name, paramTypes, rowDescription } = statement;
+  const values = params.map((param, i) => {
+    if (param === null || param === undefined) return null;
+    const oid = /** @type {number} */ (paramTypes[i]);
+    const serialize = jsonSerializers[oid] ?? pg.serializers[oid];
+    return serialize ? serialize(param) : String(param);
+  });
+  const { messages } = await execWithSync(
+    protocol.serialize.bind({ statement: name, values: /** @type {any[]} */ (values) }),
+    protocol.serialize.execute({}),
+  );
+  return parse.parseResults(rowDescription ? [rowDescription, ...messages] : messages, parsersFor(raw), {
+    rowMode,
+  })[0];
 }
 const CHANGED_RESULT_TYPE = /cached plan must not change result type/;
 
@@ -225,17 +279,13 @@ port.on("message", async (message) => {
       }
     }
     if (op === "query") {
-      const options = {
-        rowMode: message.rowMode,
-        parsers: rawParsers(message.raw),
-        serializers: jsonSerializers,
-      };
+      const { text, raw, rowMode } = message;
       const result = message.copyData
-        ? await copyFrom(id, message.text, message.copyData, options)
-        : await queryPrepared(message.text, message.params ?? [], options);
+        ? await copyFrom(id, text, message.copyData, raw, rowMode)
+        : await runStatement(text, message.params ?? [], raw, rowMode);
       port.postMessage({ id, result });
     } else if (op === "exec") {
-      const result = await pg.exec(message.text, { parsers: rawParsers(message.raw) }).catch((error) => {
+      const result = await pg.exec(message.text, rawOptions(message.raw)).catch((error) => {
         if (message.text === "BEGIN") failedBegin = error;
         throw error;
       });
