@@ -70,8 +70,9 @@ function parsersFor(raw) {
 }
 
 /**
- * PGlite's `query`/`exec` options for a statement whose `raw` types are returned as text: `parsers` only when
- * there is one (PGlite copies its whole table of parsers per statement when there is, see `parsersFor`).
+ * PGlite's `exec` options (the `exec` op: BEGIN, COMMIT, migrations; every `query` goes through
+ * `runStatement`) for text whose `raw` types are returned as text: `parsers` only when there is one (PGlite
+ * copies its whole table of parsers per statement when there is, see `parsersFor`).
  * @param {number[] | undefined} raw
  */
 function rawOptions(raw) {
