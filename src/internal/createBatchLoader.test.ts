@@ -135,6 +135,35 @@ describe("createBatchLoader with maxInFlight", () => {
     expect(await Promise.all(answers)).toEqual(["A", "B", "C", "D", "E", "F", "G"]);
   });
 
+  it("sends the next batch before the callers of the one that ended hear their answers", async () => {
+    const { load, calls } = held(100, 1);
+    const first = load("a");
+    await turn();
+    const second = load("b");
+    await turn();
+    expect(calls).toHaveLength(1);
+    // What a caller does with its answer (render and write a response) must not hold the next batch back:
+    // by the time the first caller runs, the second batch is with the database already.
+    const sentBeforeTheAnswer = first.then(() => calls.map((c) => c.keys));
+    calls[0]!.answer();
+    expect(await sentBeforeTheAnswer).toEqual([["a"], ["b"]]);
+    calls[1]!.answer();
+    expect(await second).toBe("B");
+  });
+
+  it("sends the next batch before the callers of a failed one hear the error", async () => {
+    const { load, calls } = held(100, 1);
+    const failing = load("a");
+    await turn();
+    const next = load("b");
+    await turn();
+    const sentBeforeTheError = failing.catch((error: Error) => [error.message, calls.length]);
+    calls[0]!.fail(new Error("database gone"));
+    expect(await sentBeforeTheError).toEqual(["database gone", 2]);
+    calls[1]!.answer();
+    expect(await next).toBe("B");
+  });
+
   it("rejects the calls of a batch whose loadMany throws at once, and goes on", async () => {
     let throwNow = true;
     const load = createBatchLoader(
