@@ -91,6 +91,16 @@ function held(maxBatch: number, maxInFlight: number) {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** One slot: the batch of "a" is with the database (`calls[0]`), "b" waits for the slot in the next one. */
+async function oneRunningOneWaiting() {
+  const { load, calls } = held(100, 1);
+  const first = load("a");
+  await turn();
+  const second = load("b");
+  await turn();
+  return { first, second, calls };
+}
+
 describe("createBatchLoader with maxInFlight", () => {
   it("gathers the keys of the turns that pass while a batch runs into the next batch", async () => {
     const { load, calls } = held(100, 1);
@@ -136,11 +146,7 @@ describe("createBatchLoader with maxInFlight", () => {
   });
 
   it("sends the next batch before the callers of the one that ended hear their answers", async () => {
-    const { load, calls } = held(100, 1);
-    const first = load("a");
-    await turn();
-    const second = load("b");
-    await turn();
+    const { first, second, calls } = await oneRunningOneWaiting();
     expect(calls).toHaveLength(1);
     // What a caller does with its answer (render and write a response) must not hold the next batch back:
     // by the time the first caller runs, the second batch is with the database already.
@@ -152,11 +158,7 @@ describe("createBatchLoader with maxInFlight", () => {
   });
 
   it("sends the next batch before the callers of a failed one hear the error", async () => {
-    const { load, calls } = held(100, 1);
-    const failing = load("a");
-    await turn();
-    const next = load("b");
-    await turn();
+    const { first: failing, second: next, calls } = await oneRunningOneWaiting();
     const sentBeforeTheError = failing.catch((error: Error) => [error.message, calls.length]);
     calls[0]!.fail(new Error("database gone"));
     expect(await sentBeforeTheError).toEqual(["database gone", 2]);
@@ -179,11 +181,7 @@ describe("createBatchLoader with maxInFlight", () => {
   });
 
   it("frees the slot of a batch that fails", async () => {
-    const { load, calls } = held(100, 1);
-    const failing = load("a");
-    await turn();
-    const next = load("b");
-    await turn();
+    const { first: failing, second: next, calls } = await oneRunningOneWaiting();
     calls[0]!.fail(new Error("database gone"));
     await expect(failing).rejects.toThrow("database gone");
     await turn();
